@@ -1,0 +1,37 @@
+"""Where the project keeps things. Everything is relative to the project root, not to the working
+directory, so notebooks give the same results whether papermill, nbval or JupyterLab runs them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _find_root() -> Path:
+    env = os.environ.get("HANZILM_ROOT")
+    if env:
+        return Path(env).resolve()
+    # src layout: <root>/lib/hanzilm/paths.py (editable install, the supported set-up)
+    here = Path(__file__).resolve().parents[2]
+    if (here / "pyproject.toml").is_file():
+        return here
+    cwd = Path.cwd().resolve()
+    for p in (cwd, *cwd.parents):
+        if (p / "pyproject.toml").is_file() and (p / "lib" / "hanzilm").is_dir():
+            return p
+    return cwd
+
+
+ROOT = _find_root()
+BOOK = ROOT / "book"
+DATA = ROOT / "data"
+RESULTS = ROOT / "results"
+
+
+def results_dir(profile: str) -> Path:
+    return RESULTS / profile
+
+
+def cache_dir() -> Path:
+    """The code's own cache (downloads, encoded corpora); git-ignored."""
+    return Path(os.environ.get("HANZILM_CACHE", DATA / "cache"))
