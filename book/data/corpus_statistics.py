@@ -1,0 +1,144 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The data, counted
+#
+# The data-statistics tables of the papers, computed from the files we actually train and test on, beside
+# the official figures of the same data: the SIGHAN 2005 bakeoff sets of Pei et al. (2014, Table 1), the SNLM
+# splits of Downey et al. (2021, Table 1), and the composition of our pretraining corpus for the Backpack
+# chapter. The papers' own Table 1 cells did not survive the text conversion, so the "paper" column holds
+# the official release figures (each row names its source).
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from hanzilm.data import stats
+from hanzilm.data.corpus import LMSplitConfig, load_lm_corpus, split_documents
+from hanzilm.data.manifest import load_manifest
+from hanzilm.data.readers import read_segmented
+from hanzilm.data.resolve import resolve
+from hanzilm.data.snlm import load_snlm
+from hanzilm.data.vocab import CharVocab
+from hanzilm.notebook import start
+from hanzilm.results import paper_values, write_results
+
+prof, run = start(profile, seed)
+manifest = load_manifest()
+standin = {name: f"stand-in: {manifest.get(name).stand_in_note}"
+           for name in ("pku_training_pd199801", "msr_training_sample")}
+
+# %% [markdown]
+# ## SIGHAN 2005 PKU and MSR (Pei et al. 2014, Table 1)
+#
+# Sentences are non-empty lines; words are whitespace-separated tokens; characters exclude whitespace.
+# The official training files could not be obtained: both training rows are **stand-ins** and differ from
+# the official figures by design (the `data` column says which).
+
+# %%
+sighan = {
+    ("PKU", "train"): read_segmented(resolve("pku_training_pd199801")),
+    ("PKU", "test"): read_segmented(resolve("sighan2005", "pku_test_gold.utf8")),
+    ("MSR", "train"): read_segmented(resolve("msr_training_sample")),
+    ("MSR", "test"): read_segmented(resolve("sighan2005", "msr_test_gold.utf8")),
+}
+notes = {"PKU/train": standin["pku_training_pd199801"], "MSR/train": standin["msr_training_sample"]}
+table1 = write_results(
+    stats.stats_table(sighan, notes, ["sentences", "words", "characters", "word_types"]),
+    chapter="data", name="mmtnn_table1", run=run,
+    datasets=["sighan2005", "pku_training_pd199801", "msr_training_sample"],
+    paper=paper_values("data_statistics.csv", keys={"dataset": "dataset", "split": "split"},
+                       metrics={m: m for m in ("sentences", "words", "characters")},
+                       where={"table": "mmtnn_table1"}),
+    notes="training rows are stand-ins; test rows are the official gold files",
+)
+table1
+
+# %% [markdown]
+# Pei et al. select models on the last 10 % of the training sentences; the sizes of that split, on our
+# training files:
+
+# %%
+dev_split = {}
+for (dataset, split), sents in sighan.items():
+    if split == "train":
+        cut = int(len(sents) * 0.9)
+        dev_split[(dataset, "train (first 90%)")] = sents[:cut]
+        dev_split[(dataset, "dev (last 10%)")] = sents[cut:]
+split_notes = {f"{d}/{s}": notes[f"{d}/train"] for d, s in dev_split}
+write_results(stats.stats_table(dev_split, split_notes, ["sentences", "words", "characters"]),
+              chapter="data", name="mmtnn_dev_split", run=run,
+              datasets=["pku_training_pd199801", "msr_training_sample"], notes="stand-in training files")
+
+# %% [markdown]
+# ## SNLM splits of PKU and PTB (Downey et al. 2021, Table 1)
+#
+# PTB is the authors' data throughout. For PKU, `dev` (`va`) and `test` (`te`) are the authors' files, but
+# their `train` (`tr`) could not be obtained: ours is the People's Daily stand-in minus every sentence that
+# occurs in `va` or `te`.
+
+# %%
+snlm = {(corpus.upper(), split): sents for corpus in ("pku", "ptb") for split, sents in load_snlm(corpus).items()}
+for corpus in ("PKU", "PTB"):
+    snlm[(corpus, "all")] = [s for split in ("train", "dev", "test") for s in snlm[(corpus, split)]]
+snlm_notes = {"PKU/train": "stand-in: " + manifest.get("pku_training_pd199801").stand_in_note + " minus va/te",
+              "PKU/all": "train part is a stand-in"}
+table1_mslm = write_results(
+    stats.stats_table(snlm, snlm_notes, ["sentences", "words", "characters", "character_types",
+                                         "characters_per_word"]),
+    chapter="data", name="mslm_table1", run=run, datasets=["snlm_pku", "snlm_ptb", "pku_training_pd199801"],
+    paper=paper_values("data_statistics.csv", keys={"dataset": "dataset", "split": "split"},
+                       metrics={m: m for m in ("sentences", "words", "characters")},
+                       where={"table": "mslm_table1"}),
+    notes="PKU train is rebuilt from the People's Daily 1998-01 stand-in",
+)
+table1_mslm
+
+# %% [markdown]
+# ## The pretraining corpus (Backpack chapter)
+#
+# Sun & Hewitt pretrain on wiki2019zh, news2016zh and webtext2019zh, which could not be obtained. We use a
+# 29.5 M-character mix of modern Chinese (news transcripts, laws, reviews and posts, Wikipedia, exam
+# passages; `../shared/data/SOURCES-lm.md`). The split is by document and deterministic (a hash of each
+# document), with the paper's fractions: 1 % test, 0.5 % dev.
+
+# %%
+split_cfg = prof.configure(LMSplitConfig())
+docs = load_lm_corpus()
+splits = split_documents(docs, test_fraction=split_cfg.test_fraction, dev_fraction=split_cfg.dev_fraction)
+composition = stats.lm_composition(splits)
+vocab = CharVocab.build((d.text for d in splits["train"]), min_freq=split_cfg.min_char_freq)
+summary = composition.groupby(["split", "metric"], as_index=False)["ours"].sum()
+summary = summary.assign(genre="all")
+vocab_row = {"split": "train", "genre": "all", "metric": "character_vocabulary", "ours": len(vocab)}
+lm_table = write_results(
+    pd.concat([composition, summary, pd.DataFrame([vocab_row])], ignore_index=True),
+    chapter="data", name="lm_corpus", run=run, datasets=sorted(n for n in manifest.datasets if n.startswith("lm_")),
+    notes=f"document-level split, test {split_cfg.test_fraction:.1%}, dev {split_cfg.dev_fraction:.1%}; "
+          f"vocabulary: training characters with frequency >= {split_cfg.min_char_freq}",
+)
+lm_table[lm_table.genre == "all"].pivot(index="metric", columns="split", values="ours")
+
+# %%
+by_genre = composition[composition.metric == "characters"].pivot(index="genre", columns="split", values="ours")
+ax = (by_genre[["train", "dev", "test"]] / 1e6).plot.barh(stacked=True, figsize=(7, 3.2))
+ax.set_xlabel("million characters")
+ax.set_ylabel("")
+ax.set_title("Pretraining corpus by genre and split")
+plt.tight_layout()
+plt.show()

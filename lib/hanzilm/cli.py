@@ -1,0 +1,28 @@
+"""The `hanzilm` command. Each subcommand lives beside the code it drives and registers itself here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import HanzilmError
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .data import commands as data_commands
+    from . import runner
+
+    parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    data_commands.register(sub)
+    runner.register(sub)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except HanzilmError as e:
+        print(f"hanzilm: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

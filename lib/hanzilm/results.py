@@ -1,0 +1,188 @@
+"""The one results writer: every reported number goes through `write_results`.
+
+A results table is *long*: key columns (dataset, model, ...), a `metric` column and our value in `ours`.
+The writer stores it as `results/<profile>/<chapter>/<name>.csv` with a `<name>.json` provenance record,
+both atomically, and, given the paper's values (`paper_values`), puts them beside ours with the difference.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pandas as pd
+
+from .errors import HanzilmError
+from .io import atomic_write_text
+from .paths import RESULTS, ROOT
+
+TARGETS = Path(__file__).parent / "targets"
+PAPER_COLUMNS = ["paper", "diff", "paper_source"]
+_VERSIONED = ("torch", "numpy", "pandas", "matplotlib", "papermill", "hanzilm")
+
+
+def paper_values(
+    target: str,
+    *,
+    keys: dict[str, str],
+    metrics: dict[str, str],
+    where: dict[str, object] | None = None,
+    scale: float = 1.0,
+) -> pd.DataFrame:
+    """Read a targets CSV (a copy of ../shared/papers/targets kept in the package) into the long form.
+
+    keys:    target column -> our key column name
+    metrics: target column -> our metric name
+    where:   keep only rows whose target columns equal these values
+    scale:   multiply paper values (e.g. 100 for fractions reported as percentages by us)
+    """
+    path = TARGETS / target
+    if not path.is_file():
+        raise HanzilmError(f"{path}: no such targets file")
+    df = pd.read_csv(path)
+    for col, val in (where or {}).items():
+        df = df[df[col] == val]
+    long = df.melt(id_vars=list(keys) + ["source"], value_vars=list(metrics), var_name="metric", value_name="paper")
+    long = long.dropna(subset=["paper"]).rename(columns={**keys, "source": "paper_source"})
+    long["metric"] = long["metric"].map(metrics)
+    long["paper"] = pd.to_numeric(long["paper"]) * scale
+    long["paper_source"] = f"{target}: " + long["paper_source"].astype(str)
+    return long.reset_index(drop=True)
+
+
+@dataclass
+class Provenance:
+    profile: str
+    seed: int
+    started: float = field(default_factory=time.time)
+
+    def record(self, datasets: Iterable[str], extra: dict | None = None) -> dict:
+        from .data.resolve import checksums  # the data layer imports pandas-free modules only
+
+        commit, dirty = _git_state()
+        return {
+            "git_commit": commit,
+            "git_dirty": dirty,
+            "profile": self.profile,
+            "seed": self.seed,
+            "data_sha256": checksums(sorted(set(datasets))),
+            "versions": {"python": platform.python_version(), **{p: _version(p) for p in _VERSIONED}},
+            "wall_time_s": round(time.time() - self.started, 3),
+            "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "machine": {
+                "host": socket.gethostname(),
+                "platform": platform.platform(),
+                "cpus": os.cpu_count(),
+                "torch_threads": _torch_threads(),
+            },
+            **(extra or {}),
+        }
+
+
+def write_results(
+    table: pd.DataFrame,
+    *,
+    chapter: str,
+    name: str,
+    run: Provenance,
+    datasets: Sequence[str] = (),
+    paper: pd.DataFrame | None = None,
+    notes: str = "",
+) -> pd.DataFrame:
+    """Write `table` (long form: keys..., metric, ours) with provenance; return it with the paper beside it.
+
+    Rows the paper has no value for keep `paper` empty; paper rows we did not compute are dropped (the
+    glance page lists what is not yet reproduced from the targets directly)."""
+    if "metric" not in table or "ours" not in table:
+        raise HanzilmError(f"results table {chapter}/{name} needs columns 'metric' and 'ours'; got {list(table)}")
+    keys = [c for c in table.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
+    out = table.copy()
+    if paper is not None:
+        on = [c for c in paper.columns if c not in ("paper", "paper_source")]
+        missing = [c for c in on if c not in out.columns]
+        if missing:
+            raise HanzilmError(f"results table {chapter}/{name}: paper values keyed on {missing}, which it lacks")
+        dup = paper.duplicated(subset=on)
+        if dup.any():
+            raise HanzilmError(f"paper values for {chapter}/{name} have duplicate keys: {paper[dup][on].values.tolist()}")
+        out = out.merge(paper, on=on, how="left", validate="many_to_one")
+        out["diff"] = out["ours"] - out["paper"]
+        out = out[keys + ["metric", "ours", "paper", "diff", "paper_source"]]
+    target = RESULTS / run.profile / chapter / f"{name}.csv"
+    buf = io.StringIO()
+    out.to_csv(buf, index=False, float_format="%.6g", lineterminator="\n")
+    atomic_write_text(target, buf.getvalue())
+    record = run.record(datasets, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes})
+    atomic_write_text(target.with_suffix(".json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return out
+
+
+def read_results(profile: str, chapter: str | None = None) -> dict[str, pd.DataFrame]:
+    """All results tables of a profile (optionally one chapter), keyed by 'chapter/name'."""
+    base = RESULTS / profile
+    pattern = f"{chapter}/*.csv" if chapter else "*/*.csv"
+    return {f"{p.parent.name}/{p.stem}": pd.read_csv(p) for p in sorted(base.glob(pattern)) if p.parent.name != "notebooks"}
+
+
+def glance(profile: str) -> pd.DataFrame:
+    """Every number of `profile` that has a paper value beside it, one row each: the 'at a glance' table."""
+    rows = []
+    for table, df in read_results(profile).items():
+        if "paper" not in df:
+            continue
+        keys = [c for c in df.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
+        for _, r in df.iterrows():
+            what = ", ".join(str(r[k]) for k in keys if pd.notna(r[k]))
+            rows.append({"table": table, "row": what, "metric": r["metric"], "ours": r["ours"],
+                         "paper": r["paper"], "diff": r["diff"], "paper_source": r["paper_source"]})
+    return pd.DataFrame(rows, columns=["table", "row", "metric", "ours", "paper", "diff", "paper_source"])
+
+
+def not_reproduced(glance_table: pd.DataFrame) -> pd.DataFrame:
+    """Per targets file: how many of the papers' numbers this run puts a value beside."""
+    rows = []
+    for path in sorted(TARGETS.glob("*.csv")):
+        if "hyperparameters" in path.stem:
+            continue
+        # key columns that happen to be numeric are not reported results
+        df = pd.read_csv(path).drop(columns=["source", "table", "lr", "n_seeds"], errors="ignore")
+        total = int(df.apply(pd.to_numeric, errors="coerce").notna().to_numpy().sum())
+        matched = glance_table["paper_source"].astype(str).str.startswith(f"{path.name}: ")
+        done = int(glance_table[matched]["ours"].notna().sum())
+        rows.append({"targets": path.name, "paper_numbers": total, "reproduced": done, "missing": total - done})
+    return pd.DataFrame(rows)
+
+
+def _git_state() -> tuple[str | None, bool | None]:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        # results and executed notebooks change during a run; only code and sources make a run "dirty"
+        status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results", ":!book/**/*.ipynb")
+        return commit, bool(status.strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _torch_threads() -> int | None:
+    torch = sys.modules.get("torch")
+    return torch.get_num_threads() if torch is not None else None

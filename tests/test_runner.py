@@ -1,0 +1,65 @@
+"""The batch runner and the notebooks it runs: order, parameters, failure handling, nbval freshness."""
+
+import io
+
+import jupytext
+import nbformat
+import pytest
+
+from hanzilm import runner
+from hanzilm.paths import BOOK, RESULTS
+
+
+def _code(cells):
+    return [c.source.strip() for c in cells
+            if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+
+
+def test_toc_order_and_pairs():
+    names = [str(p.relative_to(BOOK).with_suffix("")) for p in runner.toc_notebooks()]
+    assert names[0] == "data/corpus_statistics"
+    assert names[-1] == "results_at_a_glance"  # gathers what the others wrote, so it runs last
+    for source in runner.toc_notebooks():
+        assert source.with_suffix(".ipynb").is_file(), f"{source} has no paired .ipynb"
+        nb = runner.build_notebook(source)
+        tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1 and "profile" in tagged[0].source and "seed" in tagged[0].source
+
+
+@pytest.mark.parametrize("source", runner.toc_notebooks(), ids=lambda p: str(p.relative_to(BOOK)))
+def test_smoke_reference_is_fresh(source):
+    """nbval re-executes results/smoke/notebooks; that only tests the book if those are today's sources."""
+    name = source.relative_to(BOOK).with_suffix(".ipynb")
+    executed = RESULTS / "smoke" / "notebooks" / name
+    assert executed.is_file(), f"{executed} missing: run `make paper PROFILE=smoke` and commit it"
+    stale = _code(nbformat.read(executed, as_version=4).cells) != _code(jupytext.read(source).cells)
+    assert not stale, f"{executed} is stale against {source}: run `make paper PROFILE=smoke ONLY={name.with_suffix('')}`"
+
+
+def test_cpu_book_copy_matches_source():
+    for source in runner.toc_notebooks():
+        book_nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+        assert _code(book_nb.cells) == _code(jupytext.read(source).cells), f"{source}: .ipynb and .py differ"
+
+
+def test_run_continues_past_a_failing_notebook(tmp_path, monkeypatch):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n- file: bad\n- file: good\n")
+    header = '# %% tags=["parameters"]\nprofile = "cpu"\nseed = 0\n\n'
+    (book / "bad.py").write_text(header + "# %%\nraise ValueError('broken on purpose')\n")
+    (book / "good.py").write_text(header + "# %%\nprint(profile, seed)\n")
+    monkeypatch.setattr(runner, "RESULTS", tmp_path / "results")
+    out = io.StringIO()
+    outcomes = runner.run("smoke", book=book, seed=7, stream=out)
+    assert [(o.name, o.ok) for o in outcomes] == [("bad", False), ("good", True)]
+    assert "broken on purpose" in outcomes[0].error
+    executed = nbformat.read(tmp_path / "results/smoke/notebooks/good.ipynb", as_version=4)
+    assert executed.cells[-1].outputs[0]["text"] == "smoke 7\n"
+    text = out.getvalue()
+    assert "1/2 notebooks ok" in text and "FAILED" in text and "[2/2] good" in text
+    assert not (book / "good.ipynb").exists()  # only the cpu run refreshes the book's copies
+
+    # the second run has timings from the first, so it can give an ETA
+    outcomes = runner.run("smoke", book=book, only="good", stream=out)
+    assert outcomes[0].ok and "ETA ?" not in out.getvalue().split("[1/1] good")[-1].splitlines()[0]
