@@ -23,12 +23,12 @@ profile = "cpu"
 seed = 0
 
 # %%
-from hanzilm.notebook import start
+from hanzilm.notebook import show, start
 from hanzilm.results import glance, not_reproduced
 
 prof, run = start(profile, seed)
 table = glance(profile)
-table
+show(table)
 
 # %% [markdown]
 # Paper numbers not reproduced yet, per targets file (their chapters say why):

@@ -35,7 +35,7 @@ from hanzilm.data.readers import read_segmented
 from hanzilm.data.resolve import resolve
 from hanzilm.data.snlm import load_snlm
 from hanzilm.data.vocab import CharVocab
-from hanzilm.notebook import start
+from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
@@ -67,7 +67,7 @@ table1 = write_results(
                        where={"table": "mmtnn_table1"}),
     notes="training rows are stand-ins; test rows are the official gold files",
 )
-table1
+show(table1)
 
 # %% [markdown]
 # Pei et al. select models on the last 10 % of the training sentences; the sizes of that split, on our
@@ -81,9 +81,9 @@ for (dataset, split), sents in sighan.items():
         dev_split[(dataset, "train (first 90%)")] = sents[:cut]
         dev_split[(dataset, "dev (last 10%)")] = sents[cut:]
 split_notes = {f"{d}/{s}": notes[f"{d}/train"] for d, s in dev_split}
-write_results(stats.stats_table(dev_split, split_notes, ["sentences", "words", "characters"]),
-              chapter="data", name="mmtnn_dev_split", run=run,
-              datasets=["pku_training_pd199801", "msr_training_sample"], notes="stand-in training files")
+show(write_results(stats.stats_table(dev_split, split_notes, ["sentences", "words", "characters"]),
+                   chapter="data", name="mmtnn_dev_split", run=run,
+                   datasets=["pku_training_pd199801", "msr_training_sample"], notes="stand-in training files"))
 
 # %% [markdown]
 # ## SNLM splits of PKU and PTB (Downey et al. 2021, Table 1)
@@ -96,7 +96,7 @@ write_results(stats.stats_table(dev_split, split_notes, ["sentences", "words", "
 snlm = {(corpus.upper(), split): sents for corpus in ("pku", "ptb") for split, sents in load_snlm(corpus).items()}
 for corpus in ("PKU", "PTB"):
     snlm[(corpus, "all")] = [s for split in ("train", "dev", "test") for s in snlm[(corpus, split)]]
-snlm_notes = {"PKU/train": "stand-in: " + manifest.get("pku_training_pd199801").stand_in_note + " minus va/te",
+snlm_notes = {"PKU/train": standin["pku_training_pd199801"].rstrip(".") + ", minus every va/te sentence",
               "PKU/all": "train part is a stand-in"}
 table1_mslm = write_results(
     stats.stats_table(snlm, snlm_notes, ["sentences", "words", "characters", "character_types",
@@ -107,7 +107,7 @@ table1_mslm = write_results(
                        where={"table": "mslm_table1"}),
     notes="PKU train is rebuilt from the People's Daily 1998-01 stand-in",
 )
-table1_mslm
+show(table1_mslm)
 
 # %% [markdown]
 # ## The pretraining corpus (Backpack chapter)

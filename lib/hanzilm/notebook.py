@@ -28,9 +28,41 @@ def start(profile: str, seed: int = 0) -> tuple[Profile, Provenance]:
     if prof.torch_threads:
         torch.set_num_threads(prof.torch_threads)
     pd.set_option("display.precision", FLOAT_PRECISION)
-    pd.set_option("display.float_format", lambda x: f"{x:,.{FLOAT_PRECISION}f}".rstrip("0").rstrip("."))
+    pd.set_option("display.float_format", _format_float)
+    pd.set_option("display.max_colwidth", None)
     pd.set_option("display.max_rows", 200)
     pd.set_option("display.width", 160)
     matplotlib.rcParams.update({"figure.dpi": 100, "figure.figsize": (7, 3.5), "axes.spines.top": False,
                                 "axes.spines.right": False})
     return prof, Provenance(profile=prof.name, seed=seed)
+
+
+def _format_float(x: float) -> str:
+    """Fixed precision, so re-executed notebooks print identically (nbval), without trailing zeros."""
+    text = f"{x:.{FLOAT_PRECISION}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def show(table: pd.DataFrame, footnote_columns: tuple[str, ...] = ("data", "paper_source"),
+         inline_width: int = 24) -> None:
+    """Display a results table with long notes (stand-in labels, paper sources) as numbered footnotes."""
+    from IPython.display import Markdown, display
+
+    notes: dict[str, int] = {}
+    shown = table.copy()
+    for col in footnote_columns:
+        if col not in shown:
+            continue
+
+        def mark(value: object) -> str:
+            if pd.isna(value):
+                return ""
+            text = str(value)
+            if len(text) <= inline_width:
+                return text
+            return f"[{notes.setdefault(text, len(notes) + 1)}]"
+
+        shown[col] = shown[col].map(mark)
+    display(shown)
+    if notes:
+        display(Markdown("\n".join(f"[{n}] {text}  " for text, n in notes.items())))

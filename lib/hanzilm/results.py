@@ -120,7 +120,7 @@ def write_results(
         out = out[keys + ["metric", "ours", "paper", "diff", "paper_source"]]
     target = RESULTS / run.profile / chapter / f"{name}.csv"
     buf = io.StringIO()
-    out.to_csv(buf, index=False, float_format="%.6g", lineterminator="\n")
+    out.to_csv(buf, index=False, float_format="%.10g", lineterminator="\n")
     atomic_write_text(target, buf.getvalue())
     record = run.record(datasets, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes})
     atomic_write_text(target.with_suffix(".json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,175 @@
+"""Train once, load afterwards: trained models keyed by what determines them.
+
+    model = train_or_load(cfg, build=lambda: GPT(cfg.model), batches=train_batches, evaluate=evaluate,
+                          profile=profile, data=checksums)
+    history = load_history(run_dir_for(cfg, profile=profile, data=checksums))
+
+A run lives in results/<profile>/checkpoints/<ConfigName>-<key[:12]>/, where key is the sha256 of canonical
+JSON of (config class name, config fields, data checksums, code version). `done.json`, written last, marks
+a complete run; without it the directory is a partial run that the next call resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import torch
+import torch.distributed as dist
+from safetensors.torch import load_model as _load_model
+
+from . import paths
+from . import train as trainer
+from .errors import HanzilmError
+from .io import atomic_write_text
+from .profiles import Profile, get_profile
+from .train import TrainConfig
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no cross-process lock
+    fcntl = None
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, Path):
+        return str(x)
+    if isinstance(x, enum.Enum):
+        return x.value
+    if isinstance(x, (set, frozenset)):
+        return sorted(x)
+    raise TypeError(f"{type(x).__name__} is not JSON-serialisable")
+
+
+def config_key(config: Any, data: Mapping[str, str] | None = None, code_version: str = "") -> str:
+    """sha256 (hex) of canonical JSON of the config class name and fields, the data checksums and the code
+    version: any change to them is another model."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise HanzilmError(f"train_or_load needs a dataclass config instance, not {type(config).__name__}")
+    payload = {"config": type(config).__name__, "fields": dataclasses.asdict(config),
+               "data": dict(data or {}), "code": code_version}
+    try:
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                          allow_nan=False, default=_json_default)
+    except (TypeError, ValueError) as e:
+        raise HanzilmError(f"cannot key {type(config).__name__}: {e}") from None
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def run_dir_for(config: Any, *, profile: str | Profile, data: Mapping[str, str] | None = None,
+                code_version: str = "") -> Path:
+    key = config_key(config, data, code_version)
+    name = f"{type(config).__name__}-{key[:12]}"
+    return paths.results_dir(get_profile(profile).name) / "checkpoints" / name
+
+
+def is_complete(run_dir: str | Path) -> bool:
+    return (Path(run_dir) / "done.json").is_file()
+
+
+def load_model(model: torch.nn.Module, path: str | Path, device: str | torch.device | None = None
+               ) -> torch.nn.Module:
+    """Load safetensors weights into `model` (strict), on `device` (default: where the model is)."""
+    path = Path(path)
+    if not path.is_file():
+        raise HanzilmError(f"{path}: no such checkpoint")
+    if device is None:
+        device = next(model.parameters(), torch.empty(0)).device
+    model.to(device)
+    _load_model(model, path, strict=True, device=str(device))
+    return model
+
+
+def load_history(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The run's history (one dict per logged/evaluated step), e.g. for `pandas.DataFrame(...)`."""
+    path = Path(run_dir) / "history.json"
+    if not path.is_file():
+        raise HanzilmError(f"{path}: no history; has this run been trained?")
+    return json.loads(path.read_text())
+
+
+def load_summary(run_dir: str | Path) -> dict[str, Any]:
+    """done.json of a complete run: key, config, data, best_step, best_metrics, wall_time, steps."""
+    path = Path(run_dir) / "done.json"
+    if not path.is_file():
+        raise HanzilmError(f"{path}: the run is not complete")
+    return json.loads(path.read_text())
+
+
+def find_train_config(config: Any) -> TrainConfig:
+    """The TrainConfig a model config embeds (its only TrainConfig field), or the config itself."""
+    if isinstance(config, TrainConfig):
+        return config
+    found = [getattr(config, f.name) for f in dataclasses.fields(config)
+             if isinstance(getattr(config, f.name), TrainConfig)]
+    if len(found) != 1:
+        raise HanzilmError(f"{type(config).__name__} has {len(found)} TrainConfig fields, not 1; "
+                           "pass train_config=TrainConfig(...) to train_or_load")
+    return found[0]
+
+
+@contextlib.contextmanager
+def _lock(run_dir: Path, enabled: bool) -> Iterator[None]:
+    # Two notebooks asking for the same model: the second waits, then finds done.json and loads.
+    if not enabled or fcntl is None:
+        yield
+        return
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def train_or_load(config: Any, *, build: Callable[[], torch.nn.Module], batches: Callable[..., Any],
+                  evaluate: trainer.Evaluate | None = None, profile: str | Profile,
+                  data: Mapping[str, str] | None = None, code_version: str = "",
+                  train_config: TrainConfig | None = None, device: str | torch.device | None = None,
+                  ) -> torch.nn.Module:
+    """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
+    otherwise trained (resuming a partial run) and then loaded.
+
+    build: makes the untrained model (called after seeding torch with the train seed, so the initialisation
+    is a function of the key). batches/evaluate: as for `hanzilm.train.train`. train_config: by
+    default the one `config` embeds. Works under torchrun: every rank calls it with the same arguments."""
+    tcfg = train_config or find_train_config(config)
+    key = config_key(config, data, code_version)
+    run_dir = run_dir_for(config, profile=profile, data=data, code_version=code_version)
+    d = trainer.setup(device)
+    with _lock(run_dir, enabled=d.main):
+        complete = is_complete(run_dir)
+        if d.world > 1:  # rank 0 decides, so that all ranks enter training together or not at all
+            box = [complete]
+            dist.broadcast_object_list(box, src=0)
+            complete = box[0]
+        torch.manual_seed(tcfg.seed)
+        model = build()
+        if not complete:
+            info = {"key": key, "config_class": type(config).__name__,
+                    "config": json.loads(json.dumps(dataclasses.asdict(config), default=_json_default)),
+                    "data": dict(data or {}), "code_version": code_version}
+            if d.main:
+                _check_same_run(run_dir, info)
+                atomic_write_text(run_dir / "run.json", json.dumps(info, indent=1, ensure_ascii=False))
+            t0 = time.perf_counter()
+            result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device)
+            if d.main:  # written last: its presence means every other file of the run is complete
+                done = {**info, "best_step": result.best_step, "best_metrics": result.best_metrics,
+                        "steps": result.steps, "wall_time": result.wall_time,
+                        "session_time": time.perf_counter() - t0}
+                atomic_write_text(run_dir / "done.json", json.dumps(done, indent=1, ensure_ascii=False))
+    return load_model(model, run_dir / "best.safetensors", device=d.device).eval()
+
+
+def _check_same_run(run_dir: Path, info: dict[str, Any]) -> None:
+    path = run_dir / "run.json"
+    if path.is_file() and json.loads(path.read_text()).get("key") != info["key"]:
+        raise HanzilmError(f"{run_dir} belongs to another run (12-hex key prefix collision); move it aside")

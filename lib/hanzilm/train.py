@@ -1,0 +1,450 @@
+"""The one training loop every model of the three papers plugs into (plain PyTorch, read like nanoGPT).
+
+Model contract: an `nn.Module` with `loss(batch) -> scalar tensor` (mean over the batch) and optionally
+`batch_size_units(batch) -> int` (tokens or characters, for throughput; default: numel of the first tensor).
+
+Data contract: `train_batches(step) -> batch` maps a 0-based global step to that step's *global* batch,
+deterministically. The trainer owns the position, so resuming replays no data, and under torchrun each
+rank takes its equal slice (dim 0) of the same global batch, so N processes see what 1 process sees. A
+source that can build only its own shard may take keyword arguments instead: `train_batches(step, *, rank,
+world_size)`. A batch is a tensor, a list of examples (sliced), or a dict/tuple of those.
+
+Run directory (written by rank 0 only, every file atomically):
+    last.json                       pointer to the newest complete resume point, written after its files:
+    last-<step>.safetensors / .pt   model weights / optimiser, step, RNG states, best, history (torch.save)
+    best.safetensors, best.json     weights with the best `metric` so far, and its step and metrics
+    history.json                    [{step, loss, lr, grad_norm, tokens_per_s, time, <eval metrics>}, ...]
+The LR is a pure function of the step, so the step is the whole scheduler position.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import inspect
+import json
+import math
+import os
+import random
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from safetensors.torch import load_model, save_model
+from tqdm import tqdm
+
+from .errors import HanzilmError
+from .io import atomic_path, atomic_write_text
+
+Batch = Any
+Evaluate = Callable[[torch.nn.Module], Mapping[str, float]]
+OPTIMIZERS = ("adamw", "adam", "adagrad", "sgd")
+SCHEDULES = ("linear", "cosine", "constant")
+# history keys of the training side; evaluation metrics must be named otherwise (e.g. "dev_loss")
+TRAIN_KEYS = ("step", "loss", "lr", "grad_norm", "tokens_per_s", "time", "nonfinite")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int = 1000
+    lr: float = 3e-4                 # peak learning rate
+    optimizer: str = "adamw"         # adamw: decoupled decay; adam/adagrad/sgd: torch's L2 `weight_decay`
+    betas: tuple[float, float] = (0.9, 0.999)
+    momentum: float = 0.0            # sgd only
+    weight_decay: float = 0.0        # on >= 2-D parameters only (matrices, embeddings; not biases or gains)
+    warmup_steps: int = 0
+    schedule: str = "constant"       # after warmup: linear | cosine decay to min_lr at `steps`, or constant
+    min_lr: float = 0.0
+    grad_clip: float | None = None   # max global L2 norm
+    eval_every: int = 500            # 0: evaluate only after the last step (always done too)
+    metric: str = "dev_loss"         # eval metric selecting best.safetensors
+    metric_mode: str = "min"
+    checkpoint_every: int = 500      # 0: only after the last step (always done too)
+    log_every: int = 10
+    seed: int = 0
+    max_nonfinite: int = 10          # non-finite steps skipped before giving up
+
+    def __post_init__(self):
+        problems = [
+            f"optimizer must be one of {OPTIMIZERS}" * (self.optimizer not in OPTIMIZERS),
+            f"schedule must be one of {SCHEDULES}" * (self.schedule not in SCHEDULES),
+            "metric_mode must be 'min' or 'max'" * (self.metric_mode not in ("min", "max")),
+            "steps must be >= 1" * (self.steps < 1),
+            "log_every must be >= 1" * (self.log_every < 1),
+            "warmup_steps, eval_every, checkpoint_every, max_nonfinite must be >= 0"
+            * (min(self.warmup_steps, self.eval_every, self.checkpoint_every, self.max_nonfinite) < 0),
+            "grad_clip must be None or > 0" * (self.grad_clip is not None and self.grad_clip <= 0),
+        ]
+        if any(problems):
+            raise HanzilmError("TrainConfig: " + "; ".join(p for p in problems if p))
+
+
+@dataclass
+class TrainResult:
+    history: list[dict[str, Any]]
+    best_metrics: dict[str, float]
+    best_step: int | None
+    wall_time: float                 # training seconds over all sessions (to the last checkpoint)
+    steps: int
+    nonfinite: int
+    run_dir: Path
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """LR of the update at 0-based `step`: linear warmup reaching cfg.lr at step warmup_steps-1, then decay
+    from cfg.lr (at step warmup_steps) towards min_lr (reached at step `steps`, one past the last)."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    if cfg.schedule == "constant":
+        return cfg.lr
+    progress = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
+    if cfg.schedule == "linear":
+        return cfg.lr + (cfg.min_lr - cfg.lr) * progress
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
+
+
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    groups = [g for g in groups if g["params"]]
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(groups, lr=cfg.lr, betas=cfg.betas)
+    if cfg.optimizer == "adagrad":
+        return torch.optim.Adagrad(groups, lr=cfg.lr)
+    return torch.optim.SGD(groups, lr=cfg.lr, momentum=cfg.momentum)
+
+
+@dataclass(frozen=True)
+class Dist:
+    rank: int
+    world: int
+    device: torch.device
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def setup(device: str | torch.device | None = None) -> Dist:
+    """Rank, world size and device from torchrun's environment; joins the process group if WORLD_SIZE > 1."""
+    world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
+    if device is None:
+        device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    if world > 1 and not dist.is_initialized():
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
+    return Dist(rank, world, device)
+
+
+def _seed(seed: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+
+
+def _rng_state() -> dict[str, Any]:
+    # numpy's key array becomes a list: torch.load(weights_only=True) refuses numpy objects
+    name, key, pos, has_gauss, gauss = np.random.get_state()
+    return {"torch": torch.get_rng_state(), "python": random.getstate(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+            "numpy": [name, key.tolist(), pos, has_gauss, gauss]}
+
+
+def _set_rng_state(s: dict[str, Any]) -> None:
+    torch.set_rng_state(s["torch"])
+    random.setstate(s["python"])
+    if s["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(s["cuda"])
+    name, key, *rest = s["numpy"]
+    np.random.set_state((name, np.array(key, dtype=np.uint32), *rest))
+
+
+def _map(batch: Batch, fn: Callable[[Any], Any], leaf: Callable[[Any], bool]) -> Batch:
+    if leaf(batch):
+        return fn(batch)
+    if isinstance(batch, Mapping):
+        return {k: _map(v, fn, leaf) for k, v in batch.items()}
+    if isinstance(batch, tuple):
+        items = [_map(b, fn, leaf) for b in batch]
+        return type(batch)(*items) if hasattr(batch, "_fields") else tuple(items)
+    if isinstance(batch, list):
+        return [_map(b, fn, leaf) for b in batch]
+    return batch
+
+
+def shard(batch: Batch, rank: int, world: int) -> Batch:
+    """This rank's equal slice of a global batch: tensors along dim 0, lists as lists of examples. Equal
+    slices make the mean of per-rank mean losses (and gradients) the global mean."""
+    def cut(x):
+        if len(x) % world:
+            raise HanzilmError(f"a global batch of {len(x)} does not split evenly over {world} processes")
+        k = len(x) // world
+        return x[rank * k:(rank + 1) * k]
+    return _map(batch, cut, lambda x: isinstance(x, (torch.Tensor, list))) if world > 1 else batch
+
+
+def _to(batch: Batch, device: torch.device) -> Batch:
+    is_t = lambda x: isinstance(x, torch.Tensor)  # noqa: E731
+    return _map(batch, lambda t: t.to(device, non_blocking=True), is_t)
+
+
+def _units(model: torch.nn.Module, batch: Batch) -> int:
+    if hasattr(model, "batch_size_units"):
+        return int(model.batch_size_units(batch))
+    found: list[int] = []
+    _map(batch, lambda t: found.append(t.numel()), lambda x: isinstance(x, torch.Tensor))
+    return found[0] if found else 0
+
+
+def _reduce(loss: torch.Tensor, units: int, d: Dist) -> tuple[float, int]:
+    """Global mean loss and global units in one collective; every rank then takes the same skip decision."""
+    if d.world == 1:
+        return loss.item(), units
+    t = torch.tensor([loss.item(), float(units)], dtype=torch.float64, device=d.device)
+    dist.all_reduce(t)
+    return t[0].item() / d.world, int(t[1].item())
+
+
+def _allreduce_grads(params: list[torch.Tensor], world: int) -> None:
+    # One flat buffer, one collective. Not DDP: models are driven through .loss(), not forward(), and DDP's
+    # reducer is armed only in forward(). A parameter without a gradient on some rank contributes zeros.
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat /= world
+    offset = 0
+    for p, g in zip(params, grads):
+        p.grad = flat[offset:offset + g.numel()].view_as(p).to(p.dtype)
+        offset += g.numel()
+
+
+def _evaluate(model: torch.nn.Module, evaluate: Evaluate, metric: str, d: Dist) -> dict[str, float]:
+    metrics = None
+    if d.main:
+        rng = _rng_state()  # evaluation must not move the training RNGs: eval_every never changes the run
+        model.eval()
+        try:
+            with torch.no_grad():
+                metrics = {k: float(v) for k, v in evaluate(model).items()}
+        finally:
+            model.train()
+            _set_rng_state(rng)
+        clash = set(metrics) & set(TRAIN_KEYS)
+        if clash:
+            raise HanzilmError(f"evaluate() returned {sorted(clash)}: names the history uses for training; "
+                               "rename them (e.g. 'dev_loss')")
+        if metric not in metrics:
+            raise HanzilmError(f"evaluate() returned {sorted(metrics)}, not the selection metric {metric!r}")
+    if d.world > 1:
+        box = [metrics]
+        dist.broadcast_object_list(box, src=0)
+        metrics = box[0]
+    return metrics
+
+
+def _better(value: float, best: dict | None, mode: str) -> bool:
+    if not math.isfinite(value):
+        return False
+    return best is None or (value < best["value"] if mode == "min" else value > best["value"])
+
+
+def _save_weights(model: torch.nn.Module, path: Path, meta: dict[str, Any]) -> None:
+    with atomic_path(path) as tmp:
+        save_model(model, str(tmp), metadata={k: json.dumps(v) for k, v in meta.items()})
+
+
+def write_history(run_dir: Path, history: list[dict[str, Any]]) -> None:
+    atomic_write_text(run_dir / "history.json", json.dumps(history, indent=0))
+
+
+def _save_last(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, state: dict) -> None:
+    step = state["step"]
+    weights, blob = f"last-{step:08d}.safetensors", f"last-{step:08d}.pt"
+    _save_weights(model, run_dir / weights, {"step": step})
+    with atomic_path(run_dir / blob) as tmp:
+        torch.save({**state, "optimizer": opt.state_dict()}, tmp)
+    # The pointer is replaced last: a crash anywhere above leaves the previous resume point whole.
+    atomic_write_text(run_dir / "last.json", json.dumps({"step": step, "weights": weights, "state": blob}))
+    for old in run_dir.glob("last-*"):
+        if old.name not in (weights, blob):
+            old.unlink(missing_ok=True)
+
+
+def _load_last(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, d: Dist) -> dict | None:
+    pointer = run_dir / "last.json"
+    if not pointer.is_file():
+        return None
+    p = json.loads(pointer.read_text())
+    load_model(model, run_dir / p["weights"], device=str(d.device))
+    # weights_only: tensors and plain containers only, no arbitrary pickled objects
+    state = torch.load(run_dir / p["state"], map_location="cpu", weights_only=True)
+    opt.load_state_dict(state.pop("optimizer"))
+    return state
+
+
+def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, batch: Batch, lr: float,
+          grad_clip: float | None, d: Dist) -> tuple[float, int, float, str | None]:
+    """One update. Returns the global mean loss, global units, gradient norm, and why the update was skipped
+    (None if it was not). Every rank sees the same reduced loss and gradients, so all take the same branch."""
+    loss = model.loss(batch)
+    loss_value, units = _reduce(loss, _units(model, batch), d)
+    grad_norm, bad = math.nan, None
+    if not math.isfinite(loss_value):
+        bad = f"loss={loss_value}"
+    else:
+        loss.backward()
+        params = [p for g in opt.param_groups for p in g["params"]]
+        if d.world > 1:
+            _allreduce_grads(params, d.world)
+        # max_norm=inf still returns the norm and scales by exactly 1.0 (a bitwise no-op)
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, grad_clip or math.inf))
+        if not math.isfinite(grad_norm):
+            bad = f"grad_norm={grad_norm}"
+        else:
+            for group in opt.param_groups:
+                group["lr"] = lr
+            opt.step()
+    opt.zero_grad(set_to_none=True)  # a skipped update leaves weights and optimiser state untouched
+    return loss_value, units, grad_norm, bad
+
+
+def _progress(cfg: TrainConfig, start: int, d: Dist, desc: str) -> tqdm:
+    """Rank 0 only. HANZILM_PROGRESS=0: never; =1: also off a terminal (Jupyter); unset: on a terminal."""
+    env, tty = os.environ.get("HANZILM_PROGRESS", ""), sys.stderr.isatty()
+    show = d.main and env != "0" and (tty or env == "1")
+    # Off a terminal (papermill, logs) every refresh is kept in the output: refresh rarely there.
+    return tqdm(total=cfg.steps, initial=start, desc=desc, unit="step", disable=not show,
+                mininterval=1.0 if tty else 5.0, dynamic_ncols=True, file=sys.stderr)
+
+
+def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[..., Batch],
+          evaluate: Evaluate | None, run_dir: str | Path, *, device: str | torch.device | None = None,
+          ) -> TrainResult:
+    """Train `model` for cfg.steps in `run_dir`, resuming exactly from its last checkpoint if one is there.
+
+    The model ends in its last state; best.safetensors holds the best by cfg.metric (the last weights when
+    `evaluate` is None). Call again with the same run_dir after a crash: same losses, same weights."""
+    run_dir, d = Path(run_dir), setup(device)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    model.to(d.device).train()
+    opt = make_optimizer(model, cfg)
+    try:
+        per_rank = {"rank", "world_size"} <= set(inspect.signature(train_batches).parameters)
+    except (TypeError, ValueError):
+        per_rank = False
+
+    state = _load_last(run_dir, model, opt, d)
+    if state is None:
+        _seed(cfg.seed + d.rank)  # rank-specific so dropout masks differ between shards
+        state = {"step": 0, "history": [], "best": None, "nonfinite": 0, "wall_time": 0.0,
+                 "window": {"loss": 0.0, "grad_norm": 0.0, "n": 0, "units": 0, "secs": 0.0},
+                 "config": _config_dict(cfg)}
+        for t in [*model.parameters(), *model.buffers()] if d.world > 1 else []:
+            dist.broadcast(t.data, src=0)  # every rank starts from rank 0's initialisation
+    else:
+        diff = [k for k, v in _config_dict(cfg).items() if state["config"].get(k) != v]
+        if diff:
+            raise HanzilmError(f"{run_dir} holds a run with another TrainConfig ({', '.join(diff)} differ); "
+                               "use a new run_dir or delete this one")
+        rngs = state.pop("rng")
+        if d.rank < len(rngs):
+            _set_rng_state(rngs[d.rank])
+        else:  # resumed on more processes than saved: the new ranks start fresh streams
+            _seed(cfg.seed + d.rank)
+
+    hist, win, wall0, t0 = state["history"], state["window"], state["wall_time"], time.perf_counter()
+    with _progress(cfg, state["step"], d, run_dir.name) as bar:  # closed on any exception too
+        for step in range(state["step"], cfg.steps):
+            t_step = time.perf_counter()
+            if per_rank:
+                batch = train_batches(step, rank=d.rank, world_size=d.world)
+            else:
+                batch = shard(train_batches(step), d.rank, d.world)
+            lr = lr_at(step, cfg)
+            loss, units, grad_norm, bad = _step(model, opt, _to(batch, d.device), lr, cfg.grad_clip, d)
+            done, row = step + 1, {}
+            state["step"] = done
+
+            if bad:
+                state["nonfinite"] += 1
+                row["nonfinite"] = bad
+                if d.main:
+                    warnings.warn(f"{run_dir.name}: step {done} (train_batches({step})): non-finite {bad}, "
+                                  f"update skipped ({state['nonfinite']}/{cfg.max_nonfinite} allowed)",
+                                  RuntimeWarning)
+                if state["nonfinite"] > cfg.max_nonfinite:
+                    hist.append({"step": done, **row})
+                    if d.main:
+                        write_history(run_dir, hist)
+                    raise HanzilmError(f"{run_dir}: {state['nonfinite']} non-finite steps, more than "
+                                       f"max_nonfinite={cfg.max_nonfinite} (last: step {done}, {bad}); lower "
+                                       "the lr or set grad_clip, or inspect that batch; training stopped, "
+                                       "last checkpoint kept")
+            else:
+                win["loss"] += loss
+                win["grad_norm"] += grad_norm
+                win["n"] += 1
+                win["units"] += units
+            win["secs"] += time.perf_counter() - t_step  # step time only: eval and checkpoints excluded
+
+            last = done == cfg.steps
+            if (done % cfg.log_every == 0 or last) and win["n"]:
+                row.update(loss=win["loss"] / win["n"], lr=lr, grad_norm=win["grad_norm"] / win["n"],
+                           tokens_per_s=win["units"] / max(win["secs"], 1e-9),
+                           time=wall0 + time.perf_counter() - t0)
+                bar.set_postfix(loss=f"{row['loss']:.4f}", lr=f"{lr:.2e}", tok_s=f"{row['tokens_per_s']:.0f}",
+                                refresh=False)
+                win.update(loss=0.0, grad_norm=0.0, n=0, units=0, secs=0.0)
+
+            if evaluate is not None and ((cfg.eval_every and done % cfg.eval_every == 0) or last):
+                metrics = _evaluate(model, evaluate, cfg.metric, d)
+                row.update(metrics)
+                if _better(metrics[cfg.metric], state["best"], cfg.metric_mode):
+                    state["best"] = {"step": done, "value": metrics[cfg.metric], "metrics": metrics}
+                    if d.main:
+                        _save_best(run_dir, model, state["best"], cfg)
+            elif evaluate is None and last:
+                state["best"] = {"step": done, "value": math.nan, "metrics": {}}
+                if d.main:
+                    _save_best(run_dir, model, state["best"], cfg)
+            if row:
+                hist.append({"step": done, **row})
+
+            if (cfg.checkpoint_every and done % cfg.checkpoint_every == 0) or last:
+                state["wall_time"] = wall0 + time.perf_counter() - t0
+                rngs = [_rng_state()]
+                if d.world > 1:  # every rank's RNGs, so dropout resumes exactly on each of them
+                    rngs = [None] * d.world
+                    dist.all_gather_object(rngs, _rng_state())
+                if d.main:
+                    _save_last(run_dir, model, opt, {**state, "rng": rngs})
+                    write_history(run_dir, hist)
+            bar.update(1)
+    if d.world > 1:
+        dist.barrier()  # nobody reads best/last before rank 0 has written them
+    best = state["best"] or {}
+    return TrainResult(history=hist, best_metrics=best.get("metrics", {}), best_step=best.get("step"),
+                       wall_time=state["wall_time"], steps=state["step"], nonfinite=state["nonfinite"],
+                       run_dir=run_dir)
+
+
+def _save_best(run_dir: Path, model: torch.nn.Module, best: dict, cfg: TrainConfig) -> None:
+    info = {"step": best["step"], "metric": cfg.metric, "mode": cfg.metric_mode, "metrics": best["metrics"]}
+    _save_weights(model, run_dir / "best.safetensors", info)  # the metadata makes the file self-describing
+    atomic_write_text(run_dir / "best.json", json.dumps(info, indent=1))

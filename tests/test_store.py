@@ -1,0 +1,124 @@
+"""The model store: train once, load afterwards; the key follows config, data and code version."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import _tiny
+from hanzilm import paths, store
+from hanzilm import train as train_mod
+from hanzilm.errors import HanzilmError
+from hanzilm.store import config_key, is_complete, load_history, load_summary, run_dir_for, train_or_load
+
+DATA = {"train.txt": "sha256:aaaa", "dev.txt": "sha256:bbbb"}
+
+
+@pytest.fixture(autouse=True)
+def _results_in_tmp(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+
+
+def _get(cfg, batches=None, profile="smoke", data=DATA):
+    return train_or_load(cfg, build=lambda: _tiny.TinyMLP(cfg.model.dropout),
+                         batches=batches or _tiny.batches(), evaluate=_tiny.evaluate,
+                         profile=profile, data=data)
+
+
+def test_first_call_trains_second_loads(tmp_path, monkeypatch):
+    cfg = _tiny.TinyExperiment()
+    model = _get(cfg)
+    run = run_dir_for(cfg, profile="smoke", data=DATA)
+    assert run.parent == tmp_path / "results" / "smoke" / "checkpoints"
+    assert run.name == f"TinyExperiment-{config_key(cfg, DATA)[:12]}"
+    assert is_complete(run) and not model.training
+    best = load_file(str(run / "best.safetensors"))
+    assert all(torch.equal(best[k], v) for k, v in model.state_dict().items())
+    summary = load_summary(run)
+    assert summary["best_step"] == json.loads((run / "best.json").read_text())["step"]
+    assert summary["data"] == DATA and summary["config"]["train"]["steps"] == cfg.train.steps
+
+    def no_training(*a, **kw):
+        raise AssertionError("the trainer ran for a complete run")
+    monkeypatch.setattr(train_mod, "train", no_training)
+    t0 = time.perf_counter()
+    again = _get(cfg, batches=lambda step: pytest.fail("batches used for a complete run"))
+    assert time.perf_counter() - t0 < 0.5
+    assert all(torch.equal(again.state_dict()[k], v) for k, v in model.state_dict().items())
+
+
+def test_history_for_plots():
+    cfg = _tiny.TinyExperiment()
+    _get(cfg)
+    history = load_history(run_dir_for(cfg, profile="smoke", data=DATA))
+    assert [r["step"] for r in history if "loss" in r] == list(range(5, 31, 5))
+    assert [r["step"] for r in history if "dev_loss" in r] == [10, 20, 30]
+
+
+def test_key_follows_config_data_and_code_version():
+    cfg = _tiny.TinyExperiment()
+    keys = {
+        config_key(cfg, DATA),
+        config_key(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, lr=2e-2)), DATA),
+        config_key(dataclasses.replace(cfg, model=_tiny.TinyModelConfig(hidden=32)), DATA),
+        config_key(cfg, {**DATA, "dev.txt": "sha256:cccc"}),
+        config_key(cfg, DATA, code_version="v2"),
+        config_key(cfg.train, DATA),  # another config class with the same fields is another model
+    }
+    assert len(keys) == 6
+    assert config_key(cfg, dict(reversed(DATA.items()))) == config_key(cfg, DATA)  # canonical: order-free
+    assert config_key(_tiny.TinyExperiment(), DATA) == config_key(cfg, DATA)     # and stable
+    assert run_dir_for(cfg, profile="smoke", data=DATA) != run_dir_for(cfg, profile="cpu", data=DATA)
+
+
+def test_partial_run_resumes_to_the_same_model(tmp_path):
+    cfg = _tiny.TinyExperiment(model=_tiny.TinyModelConfig(dropout=0.1))
+
+    def crash_at_15(step):
+        if step == 15:
+            raise KeyboardInterrupt
+        return _tiny.batch_at(step)
+    with pytest.raises(KeyboardInterrupt):
+        _get(cfg, batches=crash_at_15)
+    run = run_dir_for(cfg, profile="smoke", data=DATA)
+    assert not is_complete(run) and json.loads((run / "last.json").read_text())["step"] == 10
+    resumed = _get(cfg)
+    straight = _get(cfg, profile="cpu")  # same key, another profile directory: trained without a break
+    assert all(torch.equal(resumed.state_dict()[k], v) for k, v in straight.state_dict().items())
+    strip = lambda h: [{k: v for k, v in r.items() if k not in ("time", "tokens_per_s")} for r in h]  # noqa
+    assert strip(load_history(run)) == strip(load_history(run_dir_for(cfg, profile="cpu", data=DATA)))
+
+
+def test_train_config_is_found_or_must_be_given():
+    assert store.find_train_config(_tiny.TinyExperiment()) == _tiny.cfg()
+    assert store.find_train_config(_tiny.cfg(lr=0.5)).lr == 0.5
+    with pytest.raises(HanzilmError, match="0 TrainConfig fields"):
+        store.find_train_config(_tiny.TinyModelConfig())
+
+
+def test_explicit_train_config_and_unknown_profile():
+    cfg = _tiny.TinyModelConfig()
+    model = train_or_load(cfg, build=_tiny.TinyMLP, batches=_tiny.batches(), profile="smoke",
+                          train_config=_tiny.cfg(steps=5))
+    assert is_complete(run_dir_for(cfg, profile="smoke")) and isinstance(model, _tiny.TinyMLP)
+    with pytest.raises(HanzilmError, match="unknown profile"):
+        run_dir_for(cfg, profile="laptop")
+
+
+def test_unkeyable_config_is_reported():
+    @dataclasses.dataclass(frozen=True)
+    class Odd:
+        f: object = dataclasses.field(default_factory=object)
+    with pytest.raises(HanzilmError, match="cannot key Odd"):
+        config_key(Odd())
+
+
+def test_load_model_checks_file(tmp_path):
+    with pytest.raises(HanzilmError, match="no such checkpoint"):
+        store.load_model(_tiny.TinyMLP(), tmp_path / "missing.safetensors")
