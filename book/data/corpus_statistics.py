@@ -126,9 +126,11 @@ vocab = CharVocab.build((d.text for d in splits["train"]), min_freq=split_cfg.mi
 summary = composition.groupby(["split", "metric"], as_index=False)["ours"].sum()
 summary = summary.assign(genre="all")
 vocab_row = {"split": "train", "genre": "all", "metric": "character_vocabulary", "ours": len(vocab)}
+lm_names = sorted(n for n in manifest.datasets if n.startswith("lm_"))
+lm_note = "; ".join(sorted({f"stand-in: {manifest.get(n).stand_in_note}" for n in lm_names}))
 lm_table = write_results(
-    pd.concat([composition, summary, pd.DataFrame([vocab_row])], ignore_index=True),
-    chapter="data", name="lm_corpus", run=run, datasets=sorted(n for n in manifest.datasets if n.startswith("lm_")),
+    pd.concat([composition, summary, pd.DataFrame([vocab_row])], ignore_index=True).assign(data=lm_note),
+    chapter="data", name="lm_corpus", run=run, datasets=lm_names,
     notes=f"document-level split, test {split_cfg.test_fraction:.1%}, dev {split_cfg.dev_fraction:.1%}; "
           f"vocabulary: training characters with frequency >= {split_cfg.min_char_freq}",
 )
