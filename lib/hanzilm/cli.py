@@ -11,11 +11,13 @@ from .errors import HanzilmError
 def main(argv: list[str] | None = None) -> int:
     from .data import commands as data_commands
     from . import runner
+    from .segment import commands as segment_commands
 
     parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     data_commands.register(sub)
     runner.register(sub)
+    segment_commands.register(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

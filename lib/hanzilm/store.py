@@ -18,7 +18,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
 import torch.distributed as dist
@@ -133,13 +133,16 @@ def train_or_load(config: Any, *, build: Callable[[], torch.nn.Module], batches:
                   evaluate: trainer.Evaluate | None = None, profile: str | Profile,
                   data: Mapping[str, str] | None = None, code_version: str = "",
                   train_config: TrainConfig | None = None, device: str | torch.device | None = None,
+                  keep_best: Sequence[tuple[str, str]] = (), select: str | None = None,
                   ) -> torch.nn.Module:
     """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
     otherwise trained (resuming a partial run) and then loaded.
 
     build: makes the untrained model (called after seeding torch with the train seed, so the initialisation
     is a function of the key). batches/evaluate: as for `hanzilm.train.train`. train_config: by
-    default the one `config` embeds. Works under torchrun: every rank calls it with the same arguments."""
+    default the one `config` embeds. keep_best: extra selections kept by the trainer (see `hanzilm.train.train`);
+    select: load the weights of one of them (a keep_best metric) instead of the TrainConfig metric's.
+    Works under torchrun: every rank calls it with the same arguments."""
     tcfg = train_config or find_train_config(config)
     key = config_key(config, data, code_version)
     run_dir = run_dir_for(config, profile=profile, data=data, code_version=code_version)
@@ -160,13 +163,13 @@ def train_or_load(config: Any, *, build: Callable[[], torch.nn.Module], batches:
                 _check_same_run(run_dir, info)
                 atomic_write_text(run_dir / "run.json", json.dumps(info, indent=1, ensure_ascii=False))
             t0 = time.perf_counter()
-            result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device)
+            result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device, keep_best=keep_best)
             if d.main:  # written last: its presence means every other file of the run is complete
                 done = {**info, "best_step": result.best_step, "best_metrics": result.best_metrics,
-                        "steps": result.steps, "wall_time": result.wall_time,
+                        "extra_best": result.extra_best, "steps": result.steps, "wall_time": result.wall_time,
                         "session_time": time.perf_counter() - t0}
                 atomic_write_text(run_dir / "done.json", json.dumps(done, indent=1, ensure_ascii=False))
-    return load_model(model, run_dir / "best.safetensors", device=d.device).eval()
+    return load_model(model, run_dir / f"{trainer.best_name(select)}.safetensors", device=d.device).eval()
 
 
 def _check_same_run(run_dir: Path, info: dict[str, Any]) -> None:

@@ -13,6 +13,8 @@ Run directory (written by rank 0 only, every file atomically):
     last.json                       pointer to the newest complete resume point, written after its files:
     last-<step>.safetensors / .pt   model weights / optimiser, step, RNG states, best, history (torch.save)
     best.safetensors, best.json     weights with the best `metric` so far, and its step and metrics
+    best-<m>.safetensors, .json     the same for each extra selection (m, mode) of `keep_best` (e.g. a model
+                                    selected by dev loss and another by a dev task metric in one run)
     history.json                    [{step, loss, lr, grad_norm, tokens_per_s, time, <eval metrics>}, ...]
 The LR is a pure function of the step, so the step is the whole scheduler position.
 """
@@ -31,7 +33,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -94,6 +96,7 @@ class TrainResult:
     steps: int
     nonfinite: int
     run_dir: Path
+    extra_best: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # keep_best: step, metrics
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -230,7 +233,7 @@ def _allreduce_grads(params: list[torch.Tensor], world: int) -> None:
         offset += g.numel()
 
 
-def _evaluate(model: torch.nn.Module, evaluate: Evaluate, metric: str, d: Dist) -> dict[str, float]:
+def _evaluate(model: torch.nn.Module, evaluate: Evaluate, metrics_needed: list[str], d: Dist) -> dict[str, float]:
     metrics = None
     if d.main:
         rng = _rng_state()  # evaluation must not move the training RNGs: eval_every never changes the run
@@ -245,8 +248,10 @@ def _evaluate(model: torch.nn.Module, evaluate: Evaluate, metric: str, d: Dist) 
         if clash:
             raise HanzilmError(f"evaluate() returned {sorted(clash)}: names the history uses for training; "
                                "rename them (e.g. 'dev_loss')")
-        if metric not in metrics:
-            raise HanzilmError(f"evaluate() returned {sorted(metrics)}, not the selection metric {metric!r}")
+        missing = [m for m in metrics_needed if m not in metrics]
+        if missing:
+            raise HanzilmError(f"evaluate() returned {sorted(metrics)}, not the selection metric "
+                               + ", ".join(map(repr, missing)))
     if d.world > 1:
         box = [metrics]
         dist.broadcast_object_list(box, src=0)
@@ -335,11 +340,15 @@ def _progress(cfg: TrainConfig, start: int, d: Dist, desc: str) -> tqdm:
 
 def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[..., Batch],
           evaluate: Evaluate | None, run_dir: str | Path, *, device: str | torch.device | None = None,
+          keep_best: Sequence[tuple[str, str]] = (),
           ) -> TrainResult:
     """Train `model` for cfg.steps in `run_dir`, resuming exactly from its last checkpoint if one is there.
 
     The model ends in its last state; best.safetensors holds the best by cfg.metric (the last weights when
-    `evaluate` is None). Call again with the same run_dir after a crash: same losses, same weights."""
+    `evaluate` is None). keep_best: extra (metric, "min"|"max") selections, each kept as
+    best-<metric>.safetensors / .json (needs `evaluate`; not part of TrainConfig, so adding one does not change
+    stored runs' keys). Call again with the same run_dir after a crash: same losses, same weights."""
+    keep_best = _check_keep_best(keep_best, cfg, evaluate)
     run_dir, d = Path(run_dir), setup(device)
     run_dir.mkdir(parents=True, exist_ok=True)
     model.to(d.device).train()
@@ -352,7 +361,7 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
     state = _load_last(run_dir, model, opt, d)
     if state is None:
         _seed(cfg.seed + d.rank)  # rank-specific so dropout masks differ between shards
-        state = {"step": 0, "history": [], "best": None, "nonfinite": 0, "wall_time": 0.0,
+        state = {"step": 0, "history": [], "best": None, "extra_best": {}, "nonfinite": 0, "wall_time": 0.0,
                  "window": {"loss": 0.0, "grad_norm": 0.0, "n": 0, "units": 0, "secs": 0.0},
                  "config": _config_dict(cfg)}
         for t in [*model.parameters(), *model.buffers()] if d.world > 1 else []:
@@ -363,6 +372,7 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
             raise HanzilmError(f"{run_dir} holds a run with another TrainConfig ({', '.join(diff)} differ); "
                                "use a new run_dir or delete this one")
         rngs = state.pop("rng")
+        state.setdefault("extra_best", {})  # runs saved before keep_best existed
         if d.rank < len(rngs):
             _set_rng_state(rngs[d.rank])
         else:  # resumed on more processes than saved: the new ranks start fresh streams
@@ -413,12 +423,17 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
                 win.update(loss=0.0, grad_norm=0.0, n=0, units=0, secs=0.0)
 
             if evaluate is not None and ((cfg.eval_every and done % cfg.eval_every == 0) or last):
-                metrics = _evaluate(model, evaluate, cfg.metric, d)
+                metrics = _evaluate(model, evaluate, [cfg.metric, *(m for m, _ in keep_best)], d)
                 row.update(metrics)
                 if _better(metrics[cfg.metric], state["best"], cfg.metric_mode):
                     state["best"] = {"step": done, "value": metrics[cfg.metric], "metrics": metrics}
                     if d.main:
                         _save_best(run_dir, model, state["best"], cfg)
+                for m, mode in keep_best:
+                    if _better(metrics[m], state["extra_best"].get(m), mode):
+                        state["extra_best"][m] = {"step": done, "value": metrics[m], "metrics": metrics}
+                        if d.main:
+                            _save_best(run_dir, model, state["extra_best"][m], cfg, metric=m, mode=mode)
             elif evaluate is None and last:
                 state["best"] = {"step": done, "value": math.nan, "metrics": {}}
                 if d.main:
@@ -439,12 +454,37 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
     if d.world > 1:
         dist.barrier()  # nobody reads best/last before rank 0 has written them
     best = state["best"] or {}
+    extra = {m: {"step": b["step"], "metrics": b["metrics"]} for m, b in state["extra_best"].items()}
     return TrainResult(history=hist, best_metrics=best.get("metrics", {}), best_step=best.get("step"),
                        wall_time=state["wall_time"], steps=state["step"], nonfinite=state["nonfinite"],
-                       run_dir=run_dir)
+                       run_dir=run_dir, extra_best=extra)
 
 
-def _save_best(run_dir: Path, model: torch.nn.Module, best: dict, cfg: TrainConfig) -> None:
-    info = {"step": best["step"], "metric": cfg.metric, "mode": cfg.metric_mode, "metrics": best["metrics"]}
-    _save_weights(model, run_dir / "best.safetensors", info)  # the metadata makes the file self-describing
-    atomic_write_text(run_dir / "best.json", json.dumps(info, indent=1))
+def best_name(metric: str | None = None) -> str:
+    """File stem of a selection's weights: "best" for cfg.metric, "best-<metric>" for a keep_best one."""
+    return "best" if metric is None else f"best-{metric}"
+
+
+def _check_keep_best(keep_best: Sequence[tuple[str, str]], cfg: TrainConfig, evaluate: Evaluate | None
+                     ) -> list[tuple[str, str]]:
+    out = [(str(m), str(mode)) for m, mode in keep_best]
+    problems = [f"keep_best mode for {m!r} must be 'min' or 'max', not {mode!r}" for m, mode in out
+                if mode not in ("min", "max")]
+    problems += [f"keep_best metric {m!r} is not a plain file-name part" for m, _ in out
+                 if not m or "/" in m or m.startswith(".")]
+    if out and evaluate is None:
+        problems.append("keep_best needs an evaluate function")
+    if len({m for m, _ in out}) != len(out):
+        problems.append("keep_best names a metric twice")
+    if problems:
+        raise HanzilmError("; ".join(problems))
+    return out
+
+
+def _save_best(run_dir: Path, model: torch.nn.Module, best: dict, cfg: TrainConfig, *,
+               metric: str | None = None, mode: str | None = None) -> None:
+    info = {"step": best["step"], "metric": metric or cfg.metric, "mode": mode or cfg.metric_mode,
+            "metrics": best["metrics"]}
+    stem = best_name(metric)
+    _save_weights(model, run_dir / f"{stem}.safetensors", info)  # the metadata makes the file self-describing
+    atomic_write_text(run_dir / f"{stem}.json", json.dumps(info, indent=1))

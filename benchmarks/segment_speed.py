@@ -1,0 +1,111 @@
+"""Segmentation speed and quality on the PKU test input, in one process: our trained segmenters beside jieba and
+(if installed) pkuseg, the tools people would otherwise use; plus MMTNN training time per epoch on full PKU.
+
+    .venv/bin/python benchmarks/segment_speed.py [--profile cpu] [--threads 2] [--repeats 3] [--train-steps 100]
+
+The segmenters are the chapter's trained models (`hanzilm paper run --profile cpu --only 'mmtnn/*'` trains them;
+this script trains them first if they are missing). F is the bakeoff F-measure (our scorer, official gold and
+training word list). Decoding speed is the best of `--repeats` runs over the whole test input, characters per
+second; ratios are against jieba measured in the same run. Training time per epoch is extrapolated from
+`--train-steps` max-margin steps on a copy of the model, and reported beside the per-epoch time recorded by the
+chapter's own training run. pkuseg is a benchmark-only extra: `pip install --no-build-isolation pkuseg`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import os
+import time
+
+import torch
+
+from hanzilm.data.readers import read_lines
+from hanzilm.data.resolve import resolve
+from hanzilm.eval.sighan import score
+from hanzilm.segment import experiment as ex
+from hanzilm.store import load_summary
+from hanzilm.train import make_optimizer
+
+
+def _timed(fn, lines, repeats):
+    best, out = math.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn(lines)
+        best = min(best, time.perf_counter() - t0)
+    return out, best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--train-steps", type=int, default=100)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("HANZILM_PROGRESS", "0")
+
+    lines = read_lines(resolve("sighan2005", "pku_test.utf8"), keep_empty=True)
+    gold = [line.split() for line in read_lines(resolve("sighan2005", "pku_test_gold.utf8"), keep_empty=True)]
+    words = ex.training_words("pku")
+    n_chars = sum(len(line.replace(" ", "")) for line in lines)
+
+    systems = {}
+    variants = {"MMTNN + pre-training + bigram (ours)": dict(model="mmtnn", pretrained=True, bigram=True),
+                "MMTNN (ours)": dict(model="mmtnn"), "NN, Zheng-style (ours)": dict(model="nn")}
+    for name, fields in variants.items():
+        cfg = ex.configure(args.profile, dataset="pku", **fields)
+        systems[name] = ex.train_segmenter(cfg, args.profile).segment_lines
+    import jieba
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+    systems["jieba (default)"] = lambda ls: [list(jieba.cut(line)) if line else [] for line in ls]
+    try:
+        import pkuseg
+
+        seg = pkuseg.pkuseg()
+        systems["pkuseg (default model)"] = lambda ls: [seg.cut(line) if line else [] for line in ls]
+    except ImportError:
+        print("pkuseg not installed (pip install --no-build-isolation pkuseg): skipped")
+
+    rows = []
+    for name, fn in systems.items():
+        out, secs = _timed(fn, lines, args.repeats)
+        out = [[w for w in line if w.strip()] for line in out]
+        f1 = score(words, gold, out).total.f1
+        rows.append((name, f1, n_chars / secs))
+    base = dict((n, s) for n, _, s in rows)["jieba (default)"]
+    print(f"PKU test input: {len(lines)} lines, {n_chars} characters; torch threads {args.threads}")
+    print(f"{'system':40s} {'F':>6s} {'chars/s':>10s} {'vs jieba':>9s}")
+    for name, f1, speed in rows:
+        print(f"{name:40s} {100 * f1:6.2f} {speed:10.0f} {speed / base:9.2f}")
+
+    # training time per epoch (full PKU stand-in, 90 % split), MMTNN
+    cfg = ex.configure(args.profile, dataset="pku", model="mmtnn")
+    train, _ = ex.split_sentences(cfg)
+    segmenter = ex.train_segmenter(cfg, args.profile)
+    model = copy.deepcopy(segmenter.model).train()
+    tcfg = ex.train_config(cfg, len(train))
+    opt = make_optimizer(model, tcfg)
+    batches = ex._batches(cfg, segmenter.encoder, train)
+    per_epoch = math.ceil(len(train) / cfg.batch_size)
+    t0 = time.perf_counter()
+    for step in range(args.train_steps):
+        loss = model.loss(batches(step))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    secs = (time.perf_counter() - t0) / args.train_steps * per_epoch
+    summary = load_summary(ex.run_dir(cfg, args.profile))
+    recorded = summary["wall_time"] / (summary["steps"] / per_epoch)
+    print(f"MMTNN training, full PKU stand-in ({len(train)} sentences, {per_epoch} steps/epoch): "
+          f"{secs:.0f} s/epoch measured here ({args.train_steps} steps), {recorded:.0f} s/epoch in the "
+          f"chapter's run (dev evaluation and checkpoints included)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Segmental LM speed: training characters/second and lattice forward+backward time per character.
+
+    .venv/bin/python benchmarks/segmental_lm.py [--steps 6] [--threads 2]
+
+Workloads (the anchor's: PKU, k = 5, dim 256, 2,048-character batches; and PTB, k = 10):
+  * training: SLM loss + backward + Adam step on real SNLM batches (CharBatches), per encoder;
+  * lattice: `log_marginal` forward + backward alone on the same batch shapes, for k = 5 and 10.
+Baseline in the same process: fp32 2048x2048 torch.mm GFLOP/s (anchors.md: ~172 GFLOP/s on an idle machine,
+where the authors' code trains at ~1.17 k characters/s). Each throughput is also printed scaled to that
+matmul speed ("@anchor"), which removes most of the noise of a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from hanzilm.models.slm import SLMConfig, SegmentalLM
+from hanzilm.segment.lattice import log_marginal
+from hanzilm.slm.data import CharBatches
+from hanzilm.slm.experiment import MAX_SEG_LEN, load_data
+
+ANCHOR_GFLOPS, ANCHOR_AUTHORS_CHARS_S = 172.0, 1170.0
+
+
+def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        torch.mm(a, b)
+    return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
+
+
+def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_chars: int = 2048) -> float:
+    data = load_data(corpus)
+    batches = CharBatches(data.encode(data.train), batch_chars, seed=0)
+    torch.manual_seed(0)
+    model = SegmentalLM(SLMConfig(encoder=encoder, dim=dim, max_seg_len=MAX_SEG_LEN[corpus]), len(data.vocab))
+    opt = torch.optim.Adam(model.parameters(), 1e-3)
+    chars, secs = 0, 0.0
+    for step in range(steps + 2):
+        b = batches(step)
+        t0 = time.perf_counter()
+        model.loss(b).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step >= 2:  # warm-up steps excluded
+            secs += time.perf_counter() - t0
+            chars += int(b["lengths"].sum())
+    return chars / secs
+
+
+def lattice_us_per_char(corpus: str, K: int, steps: int, batch_chars: int = 2048) -> float:
+    data = load_data(corpus)
+    batches = CharBatches(data.encode(data.train), batch_chars, seed=0)
+    chars, secs = 0, 0.0
+    for step in range(steps + 1):
+        lengths = batches(step)["lengths"]
+        seg = torch.randn(len(lengths), int(lengths.max()), K, requires_grad=True)
+        t0 = time.perf_counter()
+        log_marginal(seg, lengths).sum().backward()
+        if step >= 1:
+            secs += time.perf_counter() - t0
+            chars += int(lengths.sum())
+    return secs / chars * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    g0 = matmul_gflops()
+    print(f"baseline: fp32 2048^2 matmul {g0:.0f} GFLOP/s (anchor machine idle: {ANCHOR_GFLOPS:.0f})")
+    rows = []
+    for corpus, encoder in [("pku", "mslm"), ("pku", "rslm"), ("pku", "dmslm"), ("ptb", "mslm"), ("ptb", "rslm")]:
+        cps = train_speed(corpus, encoder, args.steps)
+        rows.append((corpus, encoder, cps))
+    g1 = matmul_gflops()
+    g = (g0 + g1) / 2
+    print(f"baseline again: {g1:.0f} GFLOP/s; mean {g:.0f}")
+    print(f"\ntraining, dim 256, 2,048-character batches (authors' code on the anchor machine: "
+          f"{ANCHOR_AUTHORS_CHARS_S:.0f} chars/s at PKU k=5):")
+    for corpus, encoder, cps in rows:
+        scaled = cps * ANCHOR_GFLOPS / g
+        print(f"  {corpus} k={MAX_SEG_LEN[corpus]:<2} {encoder:5s} {cps:8.0f} chars/s   @anchor {scaled:8.0f} chars/s"
+              f"   = {scaled / ANCHOR_AUTHORS_CHARS_S:.2f}x the authors' code")
+    print("\nlattice forward+backward alone (log_marginal), same batch shapes:")
+    step_us = {c: 1e6 / cps for c, e, cps in rows if e == "mslm"}
+    for corpus, K in [("pku", 5), ("pku", 10), ("ptb", 5), ("ptb", 10)]:
+        us = lattice_us_per_char(corpus, K, args.steps)
+        print(f"  {corpus} k={K:<2} {us:7.1f} us/char = {us / step_us[corpus]:.1%} of an MSLM training step "
+              f"({corpus}, k={MAX_SEG_LEN[corpus]})")
+
+
+if __name__ == "__main__":
+    main()

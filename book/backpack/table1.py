@@ -1,0 +1,180 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Table 1: Backpack vs GPT-2 language modelling (perplexity and cloze)
+#
+# Sun & Hewitt pretrain a character-level Backpack and a GPT-2 of matched contextual size with the same
+# data, hyperparameters and seed, and compare (Table 1) the **test perplexity** and the top-1 / top-3
+# accuracy on the **WPLC cloze** task (Ge et al. 2021), which they evaluate with beam search: ten
+# candidates kept per step, generating as many characters as the masked word has, then adding the
+# log-probability of the sentence's original ending and ranking the candidates.
+#
+# What we do differently, and why:
+#
+# - **Scale.** The paper's micro pair (6/5 blocks, $d=384$) trained for 500,000 steps of 184,320 tokens
+#   on GPUs. The `cpu` profile trains a 4-block GPT-2 ($d=128$, 4 heads) and its Backpack (3-block
+#   contextualiser, 16 senses) for a few million tokens on a laptop CPU; the `paper` profile holds the
+#   paper's micro configuration. Numbers at this scale are far from the paper's: what can be compared is
+#   the *direction* of the Backpack-GPT-2 differences.
+# - **Data (stand-ins).** The pretraining corpus is our 29.5 M-character mix (see
+#   {doc}`../data/corpus_statistics`), split by document with the paper's 1 % test / 0.5 % dev; perplexity
+#   is over the whole test split. WPLC could not be obtained: we build a **WPLC-style cloze on our
+#   held-out split** following its published construction (passages of at least 150 Chinese characters
+#   ending in a sentence whose last significant word, 2 to 4 characters by jieba's segmentation, is masked)
+#   and apply the paper's beam-search procedure to it. Its accuracies are not comparable to the paper's
+#   WPLC numbers (other text, other difficulty); the `data` column says which rows are stand-ins.
+# - **Same data order.** Both models get exactly the same batches (random windows of `block_size`
+#   characters of the training stream drawn from the seed and the step), the same initialisation seed and the
+#   same optimiser settings: AdamW (0.9, 0.95), weight decay 0.1, warmup then linear decay, clipping at 1.0,
+#   the best dev checkpoint kept.
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+import torch
+from IPython.display import Markdown, display
+
+from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus, split_documents
+from hanzilm.lm import experiment as lmx
+from hanzilm.lm.cloze import ClozeConfig, build_cloze, evaluate_cloze
+from hanzilm.lm.data import encoded_corpus
+from hanzilm.lm.tables import CORPUS_NOTE, cloze_note, paired_cloze, verdict
+from hanzilm.notebook import show, start
+from hanzilm.results import paper_values, write_results
+
+prof, run = start(profile, seed)
+cfg, split = lmx.configure(prof)
+cloze_cfg = prof.configure(ClozeConfig())
+corpus = encoded_corpus(split, cfg.min_char_freq)
+pair = cfg.pair()
+lm_datasets = lm_dataset_names()
+assert torch.equal(lmx.batches(pair["gpt"], corpus)(0), lmx.batches(pair["backpack"], corpus)(0))
+pd.DataFrame({"model": list(pair), "blocks": [cfg.n_layer, cfg.n_layer - 1],
+              "parameters": [sum(p.numel() for p in lmx.build(c, len(corpus.vocab)).parameters())
+                             for c in pair.values()]}).assign(
+    d=cfg.n_embd, heads=cfg.n_head, senses=[0, cfg.n_senses], block=cfg.block_size, batch=cfg.batch_size,
+    steps=cfg.train.steps, vocabulary=len(corpus.vocab))
+
+# %% [markdown]
+# ## Training
+#
+# `train_or_load` trains each model once (resuming a partial run) and loads its best-dev weights
+# afterwards; the run directories live under `results/<profile>/checkpoints/`.
+
+# %%
+models = {name: lmx.train_model(c, corpus, prof) for name, c in pair.items()}
+summaries = {name: lmx.summary(c, corpus, prof) for name, c in pair.items()}
+histories = {name: pd.DataFrame(lmx.history(c, corpus, prof)) for name, c in pair.items()}
+training = pd.DataFrame([
+    {"arch": name, "metric": metric, "ours": value}
+    for name, s in summaries.items()
+    for metric, value in {"steps": s["steps"], "best_step": s["best_step"], "best_dev_loss": s["best_metrics"]["dev_loss"],
+                          "train_tokens_m": s["steps"] * cfg.batch_size * cfg.block_size / 1e6,
+                          "wall_time_s": s["wall_time"],
+                          "train_tokens_per_s": histories[name]["tokens_per_s"].dropna().median(),
+                          "nonfinite_steps": int(histories[name].get("nonfinite", pd.Series(dtype=float)).notna().sum())}.items()
+])
+training = write_results(training, chapter="backpack", name="training", run=run, datasets=lm_datasets,
+                         notes="wall time and tokens/s depend on the machine and its load")
+training[~training.metric.isin(["wall_time_s", "train_tokens_per_s"])].pivot(index="metric", columns="arch", values="ours")
+
+# %%
+fig, ax = plt.subplots()
+for name, h in histories.items():
+    h = h.set_index("step")
+    ax.plot(h["loss"].dropna(), label=f"{name} train", alpha=0.7)
+    ax.plot(h["dev_loss"].dropna(), "o--", label=f"{name} dev")
+ax.set_xlabel("step")
+ax.set_ylabel("loss (nats / character)")
+ax.set_title("Training and dev loss")
+ax.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Test perplexity and WPLC-style cloze
+
+# %%
+test_docs = [d.text for d in split_documents(load_lm_corpus(), test_fraction=split.test_fraction,
+                                             dev_fraction=split.dev_fraction)["test"]]
+cases = build_cloze(test_docs, cloze_cfg, corpus.vocab)
+ppl = {name: lmx.test_perplexity(m, cfg, corpus) for name, m in models.items()}
+cloze = {name: evaluate_cloze(m, cases, corpus.vocab, beam=cloze_cfg.beam, block_size=cfg.block_size)
+         for name, m in models.items()}
+
+rows = []
+for name, m in models.items():
+    label = {"gpt": "GPT2", "backpack": "Backpack"}[name] + f" ({prof.name})"
+    base = {"model": label, "arch": name, "paper_model": lmx.PAPER_NAMES[name]}
+    n_params = lmx.param_count(lmx.model_config(pair[name], len(corpus.vocab)), positions=False)
+    rows += [{**base, "data": "n/a (architecture)", "metric": "params_m", "ours": n_params / 1e6},
+             {**base, "data": CORPUS_NOTE, "metric": "test_ppl", "ours": ppl[name]["ppl"]},
+             {**base, "data": cloze_note(len(cases)), "metric": "cloze_top1", "ours": cloze[name][0]["top1"]},
+             {**base, "data": cloze_note(len(cases)), "metric": "cloze_top3", "ours": cloze[name][0]["top3"]}]
+table1 = write_results(
+    pd.DataFrame(rows), chapter="backpack", name="table1", run=run, datasets=lm_datasets,
+    paper=paper_values("backpack_table1.csv", keys={"model": "paper_model"},
+                       metrics={"params_m": "params_m", "ppl": "test_ppl", "wplc_top1": "cloze_top1",
+                                "wplc_top3": "cloze_top3"}),
+    notes=f"{prof.name} pair; test perplexity over {ppl['gpt']['tokens']} test tokens; cloze: {len(cases)} cases, "
+          f"beam {cloze_cfg.beam}; paper values are the micro models on their own data and WPLC",
+)
+show(table1.drop(columns=["arch"]))
+
+# %%
+display(Markdown(verdict(table1)))
+
+# %% [markdown]
+# The two models answer the same cases, so the cloze difference can be tested per case: how many cases
+# only the Backpack gets right, how many only GPT-2, and the exact two-sided sign test (McNemar) on those.
+
+# %%
+pd.DataFrame([{"k": k, **paired_cloze(cloze["backpack"][1], cloze["gpt"][1], k)} for k in (1, 3)])
+
+# %% [markdown]
+# Some cloze cases (the end of the passage, the masked word, each model's best candidate and the rank it
+# gave the masked word; -1: not among its final ten):
+
+# %%
+examples = pd.DataFrame({"passage end": [c.context[-24:] for c in cases], "word": [c.word for c in cases],
+                         "ending": [c.ending for c in cases]})
+for name, (_, per_case) in cloze.items():
+    examples[f"{name} best"] = [r["best"] for r in per_case]
+    examples[f"{name} rank"] = [r["rank"] for r in per_case]
+examples.head(8)
+
+# %% [markdown]
+# ## Reading the numbers
+#
+# The paper's claims for Table 1 are that a Backpack matches the perplexity of the GPT-2 whose transformer
+# it uses for contextualisation (micro: 16.25 vs 16.66) and does at least as well on the cloze. The list
+# above states, for this run, whether each holds, with the numbers.
+#
+# - **Scale.** The `cpu` pair has a few million parameters and sees a few million characters (the paper's
+#   micro pair: about $9 \times 10^{10}$ tokens), so both perplexities are several times the paper's. The
+#   Backpack also has more parameters than its GPT-2 (the sense network), as in the paper.
+# - **Perplexity** is over the whole test split (about 300 k characters), so small relative differences are
+#   measured well; the dev curves above show whether the gap is stable over training.
+# - **Cloze.** Our WPLC-style set has a few hundred cases, one per test document with enough context; each
+#   case is worth 1/N of accuracy, and the sign test above says whether the per-case difference between the
+#   two models is distinguishable from chance. A cloze direction opposite to the paper's with a large
+#   p-value is a tie at this size, not evidence against the paper; reproducing its direction would need a
+#   larger cloze set (more held-out text) and models trained far longer, where the cloze's long-context
+#   predictions start to work at all (top-1 accuracies of a few percent here, mostly frequent words).
+# - **Data.** Our passages come from news, law, encyclopedia, reviews and exam texts rather than web novels,
+#   and the masked words were chosen by jieba; WPLC's own numbers cannot be compared with these.

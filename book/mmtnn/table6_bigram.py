@@ -1,0 +1,69 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+
+# %% [markdown]
+# # Table 6: MMTNN with pre-training and bigram embeddings, against the state of the art of 2014
+#
+# Pei et al. add the simplest feature of feature-based segmenters: the character bigrams of the window
+# (c[-2]c[-1], c[-1]c[0], c[0]c[1], c[1]c[2]), each with its own embedding, concatenated to the character
+# embeddings. The bigram embeddings are not pre-trained: each starts as the average of its two characters'
+# (pre-trained) embeddings. The other rows of the paper's table are earlier systems, quoted with the paper's
+# numbers only (not re-run here; `ours` is empty).
+#
+# **Training data are stand-ins** (PKU: People's Daily 1998-01; MSR: a 3,999-sentence sample), and the
+# character embeddings are pre-trained on our LM corpus, not on Gigaword.
+
+# %% tags=["parameters"]
+profile = "cpu"
+seed = 0
+
+# %%
+import pandas as pd
+
+from hanzilm.notebook import show, start
+from hanzilm.results import paper_values, write_results
+from hanzilm.segment import experiment as ex
+
+prof, run = start(profile, seed)
+
+# %%
+rows = []
+for dataset in ("pku", "msr"):
+    label = ex.DATASETS[dataset]["label"]
+    counts, _ = ex.evaluate(ex.configure(prof, dataset=dataset, model="mmtnn", pretrained=True, bigram=True), prof)
+    rows += ex.metric_rows(counts, ("f1", "oov_recall"), dataset=label, model="MMTNN + pre-training + bigram",
+                           data=ex.data_label(dataset))
+    # the reference row without bigrams is Table 5's model (loaded)
+    counts, _ = ex.evaluate(ex.configure(prof, dataset=dataset, model="mmtnn", pretrained=True), prof)
+    rows += ex.metric_rows(counts, ("f1", "oov_recall"), dataset=label, model="MMTNN + pre-training",
+                           data=ex.data_label(dataset))
+    for system in ("Tseng et al. 2005", "Zhang & Clark 2007", "Zhang et al. 2013"):
+        rows.append({"dataset": label, "model": system, "data": "not re-run (the paper's comparison row)",
+                     "metric": "f1", "ours": float("nan")})
+table6 = write_results(
+    pd.DataFrame(rows), chapter="mmtnn", name="table6", run=run,
+    datasets=["sighan2005", "pku_training_pd199801", "msr_training_sample"],
+    paper=paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
+                       metrics={"f1": "f1"}, where={"table": 6}),
+    notes="stand-in training data; pre-training on our LM corpus; comparison rows quoted, not re-run",
+)
+show(table6)
+
+# %% [markdown]
+# **What the cpu run shows.** Bigram embeddings are the largest single gain of the chapter: on PKU, MMTNN +
+# pre-training + bigram reaches F 94.9, against the paper's 95.2 (+1.4 over the model without bigrams; paper
+# +1.2), close to the feature-rich systems of the paper's comparison rows. Its dev F1 peaked at epoch 2 and then
+# slowly fell (the bigram table has many more parameters than the character table), so the kept model is the
+# epoch-2 one. On MSR the gain is larger (+3.0) but the level, 90.1 vs the paper's 97.2, is again that of a model
+# trained on our 3,999-sentence sample (4.6 % of the official training set), not a reproduction.

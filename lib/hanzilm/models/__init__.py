@@ -1,0 +1,1 @@
+"""Neural models of the three papers (each chapter's models in its own module)."""

@@ -1,0 +1,78 @@
+"""BMES tags, character normalisation for lookup, and the tag constraints of non-Chinese runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+
+TAGS = "BMES"
+B, M, E, S = range(4)
+START = 4          # the "previous tag" of the first character
+N_TAGS = 4
+
+# VALID[prev, cur]: B/M continue a word (M or E next); E/S/START close one (B or S next)
+VALID = np.zeros((5, 4), dtype=bool)
+VALID[B, M] = VALID[B, E] = VALID[M, M] = VALID[M, E] = True
+for _p in (E, S, START):
+    VALID[_p, B] = VALID[_p, S] = True
+VALID_END = np.array([False, False, True, True])  # a sentence ends with E or S
+
+
+def words_to_tags(words: Sequence[str]) -> list[int]:
+    tags: list[int] = []
+    for w in words:
+        if len(w) == 1:
+            tags.append(S)
+        elif w:
+            tags += [B] + [M] * (len(w) - 2) + [E]
+    return tags
+
+
+def tags_to_words(chars: str, tags: Sequence[int]) -> list[str]:
+    """Words of `chars` under `tags`; robust to invalid sequences (a word starts at B or S, or after E or S)."""
+    words: list[str] = []
+    start = 0
+    for i in range(1, len(chars) + 1):
+        if i == len(chars) or tags[i] in (B, S) or tags[i - 1] in (E, S):
+            words.append(chars[start:i])
+            start = i
+    return words
+
+
+_FULLWIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}
+
+
+def normalize(text: str) -> str:
+    """The lookup form of a text: half-width ASCII letters, digits and punctuation become their full-width forms
+    (the People's Daily training text writes '１９９８年', the PKU test '1998年'). Output keeps the original."""
+    return text.translate(_FULLWIDTH)
+
+
+# URLs and e-mail addresses are one word; a run of ASCII letters/digits (with inner . , : - _ as in 3.14,
+# 1,000, 10:30) is never split inside, but may join its neighbours ('2001年').
+_WHOLE = re.compile(r"(?:https?://|ftp://|www\.)[!-~]+|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_RUN = re.compile(r"[A-Za-z0-9]+(?:(?:[.:_-]|,(?=\d))[A-Za-z0-9]+)*")
+
+
+def allowed_tags(text: str) -> np.ndarray | None:
+    """A (len(text), 4) boolean mask of the tags each character may take, or None when nothing is constrained."""
+    mask = None
+    taken = np.zeros(len(text), dtype=bool)
+    for pattern, whole in ((_WHOLE, True), (_RUN, False)):
+        for m in pattern.finditer(text):
+            s, e = m.span()
+            if e - s < 2 or taken[s:e].any():
+                continue
+            if mask is None:
+                mask = np.ones((len(text), 4), dtype=bool)
+            taken[s:e] = True
+            mask[s:e] = False
+            mask[s + 1:e - 1, M] = True
+            if whole:
+                mask[s, B] = mask[e - 1, E] = True
+            else:
+                mask[s, [B, M]] = True
+                mask[e - 1, [M, E]] = True
+    return mask

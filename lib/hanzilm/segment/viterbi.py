@@ -1,0 +1,67 @@
+"""Batched Viterbi over BMES with previous-tag-dependent scores.
+
+scores[b, i, p, t] is the score of tag t at position i of sentence b given previous tag p (p = 4 is START,
+used at i = 0). The recursion is vectorised over the batch and over previous tags; only the positions loop.
+Loss-augmented decoding (max-margin training) is the same search on scores + kappa * [t != gold_i].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tags import START, VALID, VALID_END
+
+NEG = np.float32(-1e9)
+
+
+def viterbi(scores: np.ndarray, lengths: np.ndarray, *, constrain: bool = True,
+            allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Best tag sequences (B, L) (-1 beyond each length) and their scores (B,).
+
+    constrain: only valid BMES sequences (B/M followed by M/E, a sentence starting with B/S and ending with
+    E/S). allowed: optional (B, L, 4) boolean mask of the tags each position may take."""
+    scores = np.asarray(scores, dtype=np.float32)
+    nb, length = scores.shape[:2]
+    lengths = np.asarray(lengths)
+    if length == 0:
+        return np.full((nb, 0), -1, dtype=np.int64), np.zeros(nb, dtype=np.float32)
+    trans = np.where(VALID, 0.0, NEG).astype(np.float32) if constrain else np.zeros((5, 4), np.float32)
+    cur = scores[:, :, :4, :] + trans[None, None, :4, :]          # (B, L, 4, 4)
+    first = scores[:, 0, START, :] + trans[START]                  # (B, 4)
+    if allowed is not None:
+        penalty = np.where(allowed, 0.0, NEG).astype(np.float32)  # (B, L, 4)
+        cur = cur + penalty[:, :, None, :]
+        first = first + penalty[:, 0]
+    delta = first
+    back = np.empty((length, nb, 4), dtype=np.int8)
+    back[0] = np.arange(4)
+    identity = np.broadcast_to(np.arange(4, dtype=np.int8), (nb, 4))
+    for i in range(1, length):
+        cand = delta[:, :, None] + cur[:, i]                       # (B, prev, cur)
+        arg = cand.argmax(axis=1)
+        best = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0]
+        active = (i < lengths)[:, None]
+        delta = np.where(active, best, delta)
+        back[i] = np.where(active, arg, identity)
+    final = delta + (np.where(VALID_END, 0.0, NEG).astype(np.float32) if constrain else 0.0)
+    last = final.argmax(axis=1)
+    total = final[np.arange(nb), last]
+    tags = np.empty((nb, length), dtype=np.int64)
+    tags[:, -1] = last
+    rows = np.arange(nb)
+    for i in range(length - 1, 0, -1):
+        tags[:, i - 1] = back[i][rows, tags[:, i]]
+    tags[np.arange(length)[None, :] >= lengths[:, None]] = -1
+    return tags, total
+
+
+def path_scores(scores: np.ndarray, tags: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Score of given tag sequences under `scores` (numpy reference; the models use the torch version)."""
+    nb, length = tags.shape
+    total = np.zeros(nb, dtype=np.float64)
+    for b in range(nb):
+        prev = START
+        for i in range(int(lengths[b])):
+            total[b] += scores[b, i, prev, tags[b, i]]
+            prev = tags[b, i]
+    return total

@@ -1,0 +1,3 @@
+"""The segmental-LM chapter (Downey et al. 2021): data batching, evaluation metrics, experiments.
+
+The model is `hanzilm.models.slm`, the lattice `hanzilm.segment.lattice`."""

@@ -1,0 +1,128 @@
+"""The Backpack: Eq. 3 and 6 checked against explicit sums, sense interventions, causal masking, the second
+residual of Appendix A.1, the parameter-count formula, exact resume."""
+
+import pytest
+import torch
+
+from hanzilm.models.backpack import Backpack, BackpackConfig, backpack_param_count, causal_sense_mix
+from hanzilm.models.gpt import GPTConfig
+from hanzilm.train import TrainConfig, train
+
+CFG = BackpackConfig(vocab_size=40, block_size=16, n_layer=2, n_head=2, n_embd=16, n_senses=4)
+
+
+def _model(cfg=CFG, seed=0):
+    torch.manual_seed(seed)
+    return Backpack(cfg).eval()
+
+
+def test_shapes_and_alpha_is_causal_softmax():
+    m, ids = _model(), torch.randint(0, 40, (3, 10))
+    assert m(ids).shape == (3, 10, 40)
+    assert m.senses(ids).shape == (3, 10, 4, 16)
+    assert m.vocabulary_senses().shape == (40, 4, 16)
+    a = m.alpha(ids)
+    assert a.shape == (3, 4, 10, 10)
+    assert torch.all(a >= 0) and torch.allclose(a.sum(-1), torch.ones(3, 4, 10))
+    assert torch.all(a.triu(1) == 0)
+
+
+def test_eq3_weighted_sum_of_senses_and_tied_output():
+    m, ids = _model(), torch.randint(0, 40, (2, 9))
+    a, C = m.alpha(ids), m.senses(ids)
+    o = torch.zeros(2, 9, 16)
+    for b in range(2):
+        for i in range(9):
+            for j in range(9):
+                for l in range(4):
+                    o[b, i] += a[b, l, i, j] * C[b, j, l]
+    assert torch.allclose(m.represent(ids), o, atol=1e-5)
+    assert torch.allclose(m(ids), o @ m.wte.weight.T, atol=1e-5)
+    assert torch.allclose(m(ids, alpha=a), m(ids), atol=1e-5)
+
+
+def test_senses_are_per_token_and_computed_once_per_distinct_token():
+    m, ids = _model(), torch.tensor([[3, 5, 3, 3, 7]])
+    C = m.senses(ids)
+    assert torch.allclose(C, m.sense_network(m.wte(ids)), atol=1e-6)
+    assert torch.equal(C[0, 0], C[0, 2]) and torch.allclose(C[0, 0], m.vocabulary_senses()[3], atol=1e-6)
+
+
+def test_sense_scale_removes_exactly_that_sense_contribution():
+    m, ids = _model(), torch.randint(0, 40, (1, 8))
+    a, C, o = m.alpha(ids), m.senses(ids), m.represent(ids)
+    assert torch.allclose(m.represent(ids, sense_scale=torch.ones(8, 4)), o)
+    j, l = 3, 2
+    scale = torch.ones(1, 8, 4)
+    scale[0, j, l] = 0.0
+    removed = m.represent(ids, sense_scale=scale)
+    expected = o - a[0, l, :, j, None] * C[0, j, l]       # o_i loses alpha_lij C(x_j)_l, for i >= j only
+    assert torch.allclose(removed, expected, atol=1e-5)
+    assert torch.allclose(removed[0, :j], o[0, :j], atol=1e-6)
+    scale[0, j, l] = 0.5
+    assert torch.allclose(m.represent(ids, sense_scale=scale), o - 0.5 * a[0, l, :, j, None] * C[0, j, l],
+                          atol=1e-5)
+
+
+def test_no_future_leakage():
+    m, ids = _model(), torch.randint(0, 40, (2, 12))
+    base = m(ids)
+    for t in range(11):
+        changed = ids.clone()
+        changed[:, t + 1:] = (changed[:, t + 1:] + 5) % 40
+        assert torch.allclose(m(changed)[:, :t + 1], base[:, :t + 1], atol=1e-5)
+
+
+def test_chunked_mix_equals_full_causal_attention():
+    torch.manual_seed(1)
+    q, k, v = torch.randn(2, 4, 11, 3), torch.randn(2, 4, 11, 3), torch.randn(2, 4, 11, 8)
+    full = causal_sense_mix(q, k, v, chunk=64)
+    assert torch.allclose(causal_sense_mix(q, k, v, chunk=4), full, atol=1e-5)
+    att = (q @ k.transpose(-1, -2)).masked_fill(~torch.ones(11, 11, dtype=torch.bool).tril(), float("-inf"))
+    assert torch.allclose((att.softmax(-1) @ v).sum(1), full, atol=1e-5)
+
+
+def test_second_residual_of_appendix_a1():
+    m = _model()
+    net = m.sense_network
+    torch.nn.init.zeros_(net.ff_2.c_proj.weight)
+    torch.nn.init.zeros_(net.ff_2.c_proj.bias)
+    torch.nn.init.ones_(net.ln_2.weight)
+    torch.nn.init.zeros_(net.ln_2.bias)
+    e = m.wte(torch.tensor([4]))
+    h1 = net.ln_1(e + net.ff_1(e))
+    C = net(e)  # FF_2 outputs zero: every sense is the (normalised) first feed-forward output
+    assert torch.allclose(C[0], torch.nn.functional.layer_norm(h1, (16,)).expand(4, 16), atol=1e-5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_param_count_formula(bias):
+    cfg = BackpackConfig(vocab_size=37, block_size=9, n_layer=2, n_head=2, n_embd=12, n_senses=3, bias=bias)
+    assert backpack_param_count(cfg) == sum(p.numel() for p in Backpack(cfg).parameters())
+
+
+def test_matching_backpack_has_one_block_fewer():
+    g = GPTConfig(vocab_size=100, n_layer=6, n_head=6, n_embd=384)
+    b = BackpackConfig.matching(g)
+    assert (b.n_layer, b.n_head, b.n_embd, b.n_senses, b.vocab_size) == (5, 6, 384, 16, 100)
+
+
+class Crash(Exception):
+    pass
+
+
+def test_kill_and_resume_reproduces_the_loss_curve(tmp_path):
+    cfg = BackpackConfig(vocab_size=30, block_size=8, n_layer=1, n_head=2, n_embd=8, n_senses=2, dropout=0.1)
+    tc = TrainConfig(steps=10, lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1, warmup_steps=2, grad_clip=1.0,
+                     eval_every=0, checkpoint_every=4, log_every=1)
+
+    def data(step):
+        if step < 0:
+            raise Crash
+        return torch.randint(0, 30, (4, 9), generator=torch.Generator().manual_seed(step))
+    straight = train(_model(cfg).train(), tc, data, None, tmp_path / "a")
+    with pytest.raises(Crash):
+        train(_model(cfg).train(), tc, lambda s: data(-1 if s == 6 else s), None, tmp_path / "b")
+    resumed = train(_model(cfg, seed=3).train(), tc, data, None, tmp_path / "b")
+    key = lambda h: [(r["step"], r.get("loss")) for r in h]  # noqa: E731
+    assert key(resumed.history) == key(straight.history)

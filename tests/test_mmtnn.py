@@ -1,0 +1,194 @@
+"""The window taggers: Viterbi against brute force, loss-augmented decoding, the factorised tensor layer against
+the paper's formula, the max-margin loss and a tiny end-to-end fit."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from hanzilm.models.tagger import TaggerSpec, WindowTagger, path_score
+from hanzilm.segment.encoding import Encoder
+from hanzilm.segment.tags import START, VALID, VALID_END, tags_to_words, words_to_tags
+from hanzilm.segment.viterbi import path_scores, viterbi
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: extra threads only spin on a shared machine
+    yield
+    torch.set_num_threads(threads)
+
+
+def _brute(scores: np.ndarray, n: int, constrain: bool, allowed=None):
+    best, arg = -np.inf, None
+    for seq in itertools.product(range(4), repeat=n):
+        prev, total, ok = START, 0.0, True
+        for i, t in enumerate(seq):
+            if constrain and not VALID[prev, t] or allowed is not None and not allowed[i, t]:
+                ok = False
+                break
+            total += scores[i, prev, t]
+            prev = t
+        if ok and constrain and not VALID_END[prev]:
+            ok = False
+        if ok and total > best:
+            best, arg = total, seq
+    return best, arg
+
+
+@pytest.mark.parametrize("constrain", [True, False])
+def test_viterbi_matches_brute_force(constrain):
+    rng = np.random.default_rng(0)
+    lengths = np.array([1, 2, 3, 5, 4, 0])
+    scores = rng.normal(size=(len(lengths), 5, 5, 4)).astype(np.float32)
+    tags, totals = viterbi(scores, lengths, constrain=constrain)
+    for b, n in enumerate(lengths):
+        if n == 0:
+            assert (tags[b] == -1).all()
+            continue
+        best, seq = _brute(scores[b], n, constrain)
+        assert tuple(tags[b, :n]) == seq
+        assert (tags[b, n:] == -1).all()
+        assert totals[b] == pytest.approx(best, abs=1e-4)
+        assert path_scores(scores[b:b + 1], tags[b:b + 1], lengths[b:b + 1])[0] == pytest.approx(best, abs=1e-4)
+
+
+def test_viterbi_allowed_mask_and_loss_augmentation():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(1, 4, 5, 4)).astype(np.float32)
+    allowed = np.ones((1, 4, 4), dtype=bool)
+    allowed[0, 1:3] = False
+    allowed[0, 1, 0] = True   # position 1 must be B, position 2 M or E
+    allowed[0, 2, [1, 2]] = True
+    tags, total = viterbi(scores, np.array([4]), allowed=allowed)
+    assert total[0] == pytest.approx(_brute(scores[0], 4, True, allowed[0])[0], abs=1e-4)
+    assert tags[0, 1] == 0 and tags[0, 2] in (1, 2)
+    # loss augmentation: a huge margin on every wrong tag makes the search avoid the gold sequence entirely
+    gold = np.array([3, 0, 2, 3])
+    aug = scores.copy()
+    for i, g in enumerate(gold):
+        aug[0, i, :, [t for t in range(4) if t != g]] += 100.0
+    tags, _ = viterbi(aug, np.array([4]))
+    assert all(t != g for t, g in zip(tags[0], gold))
+
+
+def test_tags_round_trip_and_robust_words():
+    words = ["中国", "人民", "的", "好朋友"]
+    tags = words_to_tags(words)
+    assert tags == [0, 2, 0, 2, 3, 0, 1, 2]
+    assert tags_to_words("".join(words), tags) == words
+    assert tags_to_words("abc", [0, 3, 1]) == ["a", "b", "c"]  # invalid sequences still give words
+    assert tags_to_words("", []) == []
+
+
+def _naive_scores(model: WindowTagger, batch) -> torch.Tensor:
+    """The paper's equations position by position: a = [window embeddings; previous tag], z_k = a^T P_k Q_k a."""
+    spec = model.spec
+    h, r = spec.hidden, spec.factors
+    chars, n = batch["chars"][0], int(batch["lengths"][0])
+    d = spec.dim
+    h1c = spec.window * d
+    # full P_k (H1 x r) and Q_k (r x H1) over [chars; tag]
+    p_full = torch.cat([model.p_char.weight.view(h, r, h1c), model.p_tag.weight.view(h, r, d)], dim=2)
+    q_full = torch.cat([model.q_char.weight.view(h, r, h1c), model.q_tag.weight.view(h, r, d)], dim=2)
+    w1 = torch.cat([model.w1.weight, model.w1_tag.weight], dim=1)
+    out = torch.zeros(n, 5, 4)
+    for i in range(n):
+        window = model.char(chars[i:i + spec.window]).reshape(-1)
+        for p in range(5):
+            a = torch.cat([window, model.tag.weight[p]])
+            z = torch.stack([(p_full[k] @ a) @ (q_full[k] @ a) for k in range(h)])
+            hidden = torch.tanh(w1 @ a + z + model.w1.bias)
+            out[i, p] = model.w2(hidden)
+    return out
+
+
+def test_factorised_tensor_layer_matches_the_formula():
+    torch.manual_seed(0)
+    spec = TaggerSpec(dim=4, hidden=6, factors=3)
+    model = WindowTagger(spec, n_chars=10)
+    batch = {"chars": torch.tensor([[1, 1, 3, 4, 5, 2, 2]]), "lengths": torch.tensor([3])}
+    with torch.no_grad():
+        fast = model.scores(batch)[0]
+        slow = _naive_scores(model, batch)
+    assert torch.allclose(fast, slow, atol=1e-5)
+
+
+def _encoder():
+    return Encoder.build(["我爱北京天安门", "天安门上太阳升", "北京欢迎你"], min_freq=1, bigrams=True, bigram_min_freq=1)
+
+
+@pytest.mark.parametrize("model_kind", ["nn", "nn_tag", "mmtnn", "mmtnn_bigram"])
+def test_loss_is_the_structured_hinge_and_learns(model_kind):
+    torch.manual_seed(0)
+    flags = {"nn": dict(transitions=True, tag_embedding=False, tensor=False),
+             "nn_tag": dict(tag_embedding=True, tensor=False), "mmtnn": {},
+             "mmtnn_bigram": dict(bigram=True)}[model_kind]
+    spec = TaggerSpec(dim=8, hidden=16, factors=4, **flags)
+    enc = _encoder()
+    model = WindowTagger(spec, len(enc.vocab), enc.n_bigrams)
+    sentences = [["我", "爱", "北京", "天安门"], ["天安门", "上", "太阳", "升"], ["北京", "欢迎", "你"]]
+    batch = enc.batch_words(sentences)
+    # the loss equals max_y [s(y) + Delta] - s(gold) computed by brute force on the first sentence
+    with torch.no_grad():
+        s = model.scores(batch)
+        gold = batch["tags"][:1]
+        n = int(batch["lengths"][0])
+        aug = s[0, :n].clone()
+        for i in range(n):
+            aug[i, :, [t for t in range(4) if t != gold[0, i]]] += spec.kappa
+        best, _ = _brute(aug.numpy(), n, True)
+        want = best - float(path_score(s[:1, :n], gold[:, :n], gold[:, :n] >= 0)[0])
+        got = float(model.loss({k: v[:1, :(n + 4 if k == "chars" else n + 3 if k == "bigrams" else n)]
+                                if v.dim() > 1 else v[:1] for k, v in batch.items()}))
+    assert got == pytest.approx(max(want, 0.0), abs=1e-4)
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.2)
+    for _ in range(60):
+        opt.zero_grad()
+        loss = model.loss(batch)
+        loss.backward()
+        opt.step()
+    assert float(model.loss(batch).detach()) < 1e-3
+    pred = model.decode(batch)
+    assert (pred == batch["tags"].numpy()).all()
+
+
+def test_encoder_windows_bigrams_and_persistence(tmp_path):
+    enc = Encoder.build(["我爱北京", "北京1998"], min_freq=1, bigrams=True, bigram_min_freq=1)
+    batch = enc.batch(["我爱", "北京1"])
+    ids = batch["chars"]
+    assert ids.shape == (2, 3 + 4) and batch["lengths"].tolist() == [2, 3]
+    assert ids[0, :2].tolist() == [enc.start, enc.start] and ids[0, 4:6].tolist() == [enc.end, enc.end]
+    # half-width digits are looked up as the full-width characters of the training text
+    assert enc.vocab.itos[int(ids[1, 4])] == "１"
+    assert enc.bigrams[int(batch["bigrams"][0, 2])] == "我爱"
+    enc.save(tmp_path)
+    again = Encoder.load(tmp_path)
+    assert again.vocab == enc.vocab and again.bigrams == enc.bigrams
+
+
+def test_bigram_embeddings_start_as_the_mean_of_their_characters():
+    from hanzilm.segment.experiment import SegmentationConfig, build_model
+
+    enc = Encoder.build(["我爱北京", "北京欢迎你"], min_freq=1, bigrams=True, bigram_min_freq=1)
+    cfg = SegmentationConfig(model="mmtnn", bigram=True, dim=6, hidden=8, factors=2)
+    torch.manual_seed(0)
+    model = build_model(cfg, enc, "smoke")
+    j = enc.bigrams.index("北京")
+    want = (model.char.weight[enc.vocab.stoi["北"]] + model.char.weight[enc.vocab.stoi["京"]]) / 2
+    assert torch.allclose(model.bigram.weight[j], want)
+
+
+def test_pretrained_rows_and_nearest_neighbours():
+    from hanzilm.embeddings import init_table, nearest
+
+    itos = ["<unk>", "一", "二", "王", "，"]
+    table = torch.zeros(5, 2)
+    vectors = {"一": np.array([1.0, 0.0]), "二": np.array([1.1, 0.0]), "王": np.array([-1.0, 1.0])}
+    assert init_table(itos, vectors, table, std=0.1) == 3
+    assert table[4].abs().sum() == 0 and table[1, 0] > 0
+    assert [c for c, _ in nearest(table, itos, "一", k=2)] == ["二", "，"]  # specials are never neighbours

@@ -1,0 +1,118 @@
+"""The segmenter people use: save/load, the CLI, empty lines, non-Chinese runs, unknown characters, long lines,
+bad encodings."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from hanzilm.cli import main
+from hanzilm.errors import DataError
+from hanzilm.models.tagger import TaggerSpec, WindowTagger
+from hanzilm.segment.encoding import Encoder
+from hanzilm.segment.segmenter import Segmenter, iter_lines, segment_stream
+from hanzilm.segment.tags import B, E, M, S, allowed_tags, normalize
+
+SENTENCES = [["我们", "在", "北京", "工作", "。"], ["今天", "北京", "天气", "很", "好", "。"],
+             ["我们", "今天", "很", "好", "。"], ["１９９８年", "北京", "工作", "会议", "。"]]
+
+
+@pytest.fixture(scope="module")
+def segmenter() -> Segmenter:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: threads only spin
+    torch.manual_seed(0)
+    enc = Encoder.build(["".join(s) for s in SENTENCES], min_freq=1, bigrams=True, bigram_min_freq=1)
+    model = WindowTagger(TaggerSpec(dim=8, hidden=16, factors=4, bigram=True), len(enc.vocab), enc.n_bigrams)
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.2)
+    batch = enc.batch_words(SENTENCES)
+    for _ in range(80):
+        opt.zero_grad()
+        model.loss(batch).backward()
+        opt.step()
+    torch.set_num_threads(threads)
+    return Segmenter(model, enc)
+
+
+def test_learned_and_round_trip(segmenter, tmp_path):
+    assert segmenter.segment("我们在北京工作。") == ["我们", "在", "北京", "工作", "。"]
+    segmenter.save(tmp_path / "seg")
+    loaded = Segmenter.load(tmp_path / "seg")
+    lines = ["今天北京天气很好。", "", "我们今天很好。"]
+    assert loaded.segment_lines(lines) == segmenter.segment_lines(lines)
+    assert sorted(p.name for p in (tmp_path / "seg").iterdir()) == [
+        "bigrams.json", "chars.json", "config.json", "model.safetensors"]
+
+
+def test_empty_lines_whitespace_and_unknown_characters(segmenter):
+    out = segmenter.segment_lines(["", "   ", "我们 在北京", "龘龘𠀀我们"])
+    assert out[0] == [] and out[1] == []
+    assert "".join(out[2]) == "我们在北京" and out[2][0] == "我们"   # a space is a boundary and is dropped
+    assert "".join(out[3]) == "龘龘𠀀我们"                           # unknown characters map to <unk>
+
+
+def test_latin_digits_and_urls(segmenter):
+    text = "访问http://www.example.com/a?b=1获取iPhone12和3.14以及1998年"
+    words = segmenter.segment(text)
+    assert "".join(words) == text
+    assert "http://www.example.com/a?b=1" in words         # a URL is one word
+    for run in ("iPhone12", "3.14", "1998"):              # never split inside (may join a neighbour)
+        assert any(run in w for w in words), (run, words)
+
+
+def test_allowed_tags_masks():
+    mask = allowed_tags("看www.a.cn和ab1")
+    assert mask[0].all()                                   # a Chinese character is free
+    assert mask[1].tolist() == [True, False, False, False]  # the URL is one word: B ... E
+    assert mask[8].tolist() == [False, False, True, False]
+    assert mask[10, [B, M]].all() and not mask[10, [E, S]].any()   # a run may join its neighbours
+    assert mask[12, [M, E]].all() and not mask[12, [B, S]].any()
+    assert allowed_tags("中文") is None
+    assert normalize("1998年A") == "１９９８年Ａ"
+
+
+def test_long_lines_are_cut_and_kept_whole(segmenter):
+    text = "我们在北京工作。" * 2000 + "今天" * 3000   # 22,000 characters, the tail without punctuation
+    segmenter_small = Segmenter(segmenter.model, segmenter.encoder, max_piece=500, batch_chars=4096)
+    pieces = list(segmenter_small._cut(text))
+    assert max(map(len, pieces)) <= 500 and "".join(pieces) == text
+    assert pieces[0].endswith("。")
+    assert "".join(segmenter_small.segment(text)) == text
+
+
+def test_stream_and_cli(segmenter, tmp_path, capsys):
+    segmenter.save(tmp_path / "m")
+    src = tmp_path / "in.txt"
+    src.write_bytes("\ufeff我们在北京工作。\r\n\r\n今天很好。\n".encode("utf-8"))
+    assert main(["segment", "--model", str(tmp_path / "m"), str(src)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["我们  在  北京  工作  。", "", "今天  很  好  。"]
+    out = io.StringIO()
+    assert segment_stream(segmenter, iter(["我们", "", "今天"] * 5), out, sep=" ", block=4) == 15
+    assert out.getvalue().count("\n") == 15
+
+
+def test_bad_encoding_names_the_line(tmp_path, capsys, segmenter):
+    segmenter.save(tmp_path / "m")
+    src = tmp_path / "gbk.txt"
+    src.write_bytes("我们\n".encode("utf-8") + "北京\n".encode("gbk"))
+    with pytest.raises(DataError, match=r"gbk\.txt, line 2: not valid UTF-8"):
+        list(iter_lines(open(src, "rb"), str(src)))
+    assert main(["segment", "--model", str(tmp_path / "m"), str(src)]) == 2
+    assert "line 2: not valid UTF-8" in capsys.readouterr().err
+
+
+def test_load_rejects_a_non_segmenter(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "config.json").write_text('{"format": "other"}')
+    with pytest.raises(DataError, match="not a segmenter"):
+        Segmenter.load(tmp_path / "x")
+
+
+def test_decode_batches_group_lengths(segmenter):
+    lines = ["我们" * n for n in (1, 50, 3, 200, 7)]
+    small = Segmenter(segmenter.model, segmenter.encoder, batch_chars=256)
+    assert small.segment_lines(lines) == [segmenter.segment(line) for line in lines]
+    assert np.all([len("".join(w)) for w in small.segment_lines(lines)] == np.array([len(x) for x in lines]))

@@ -1,0 +1,119 @@
+"""Segmental LMs: nothing leaks from under the span / causal mask, shapes, a finite loss, gradients everywhere,
+padding does not change a sequence's likelihood."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hanzilm.models.slm import SPECIALS, SLMConfig, SegmentalLM, causal_mask, span_mask
+
+N_SPECIAL = len(SPECIALS)
+
+
+def tiny(encoder: str, k: int = 3, layers: int = 2) -> SegmentalLM:
+    torch.manual_seed(0)
+    cfg = SLMConfig(encoder=encoder, dim=16, num_heads=2, feedforward_dim=24, encoder_layers=layers,
+                    max_seg_len=k)
+    return SegmentalLM(cfg, vocab_size=N_SPECIAL + 7).eval()
+
+
+def batch(rows: list[list[int]]) -> dict:
+    T = max(map(len, rows))
+    chars = torch.zeros(len(rows), T, dtype=torch.long)
+    for i, r in enumerate(rows):
+        chars[i, :len(r)] = torch.tensor(r)
+    return {"chars": chars, "lengths": torch.tensor([len(r) for r in rows])}
+
+
+def random_row(n: int, seed: int) -> list[int]:
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(0, 7, (n,), generator=g) + N_SPECIAL).tolist()
+
+
+def test_masks():
+    m = span_mask(6, 2)
+    assert m[1].tolist() == [True, True, False, False, True, True]      # 1 may not see 2, 3
+    assert m[5].all() and causal_mask(4)[1].tolist() == [True, True, False, False]
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_mslm_encoding_does_not_see_under_the_span_mask(layers):
+    k, n = 3, 10
+    model = tiny("mslm", k=k, layers=layers)
+    row = random_row(n, 0)
+    enc = model.encode(*batch([row]).values())
+    for t in range(n):
+        changed = list(row)
+        for j in range(t, min(n, t + k)):                       # the characters of any segment starting at t
+            changed[j] = N_SPECIAL + (changed[j] - N_SPECIAL + 1) % 7
+        enc2 = model.encode(*batch([changed]).values())
+        assert torch.allclose(enc[0, t], enc2[0, t], atol=1e-6), t
+        # and the encoder is not blind: a character just outside the span changes it
+        if t + k < n:
+            outside = list(row)
+            outside[t + k] = N_SPECIAL + (outside[t + k] - N_SPECIAL + 1) % 7
+            assert not torch.allclose(enc[0, t], model.encode(*batch([outside]).values())[0, t], atol=1e-6)
+
+
+@pytest.mark.parametrize("encoder", ["dmslm", "rslm"])
+def test_directional_encoders_see_only_the_left_context(encoder):
+    n = 9
+    model = tiny(encoder)
+    row = random_row(n, 1)
+    enc = model.encode(*batch([row]).values())
+    for t in range(n):
+        changed = row[:t] + random_row(n - t, 100 + t)
+        changed[t] = N_SPECIAL + (row[t] - N_SPECIAL + 1) % 7  # at least the first character differs
+        assert torch.allclose(enc[0, t], model.encode(*batch([changed]).values())[0, t], atol=1e-6), t
+
+
+@pytest.mark.parametrize("encoder", ["rslm", "mslm", "dmslm"])
+def test_shapes_padding_loss_and_gradients(encoder):
+    model = tiny(encoder, k=4)
+    rows = [random_row(11, 2), random_row(5, 3), random_row(1, 4)]
+    b = batch(rows)
+    seg = model.segment_logprobs(b["chars"], b["lengths"])
+    assert seg.shape == (3, 11, 4)
+    assert (seg[1, 5:] == 0).all()                               # past the end: untouched
+    with torch.no_grad():
+        ll = model.log_likelihood(b)
+        for i, r in enumerate(rows):                             # padding does not change a sequence's score
+            alone = model.log_likelihood(batch([r]))
+            assert float(ll[i]) == pytest.approx(float(alone[0]), abs=1e-4)
+    assert all(sum(s) == len(r) and max(s) <= 4 for s, r in zip(model.segment(b), rows))
+    model.train()
+    loss = model.loss(b)
+    assert torch.isfinite(loss) and loss.item() > 0
+    loss.backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
+        if name != "embedding.weight":
+            assert p.grad.abs().sum() > 0, name
+    assert model.batch_size_units(b) == 17
+
+
+def test_single_character_likelihood_is_a_distribution():
+    """With k = 1 a one-character input has one segmentation, and sum over the vocabulary of p(x) is the
+    decoder's mass on "character then end of segment", at most 1."""
+    model = tiny("rslm", k=1)
+    rows = [[c] for c in range(N_SPECIAL, N_SPECIAL + 7)]
+    p = model.log_likelihood(batch(rows)).exp().sum()
+    assert 0 < float(p) < 1
+
+
+def test_bf16_output_is_close_and_only_in_training():
+    model = tiny("mslm", k=3)
+    b = batch([random_row(9, 6), random_row(4, 7)])
+    fp32 = model.loss(b)
+    model.cfg = type(model.cfg)(**{**model.cfg.__dict__, "bf16_output": True})
+    assert torch.equal(model.loss(b), fp32)                      # eval mode: fp32
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    model.encoder.layers[0].dropout = 0.0
+    bf16 = model.loss(b)
+    assert bf16.item() == pytest.approx(fp32.item(), abs=0.05) and bf16.item() != fp32.item()
+    bf16.backward()
+    assert torch.isfinite(model.output.weight.grad).all()
