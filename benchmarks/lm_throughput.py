@@ -1,7 +1,8 @@
 """Training and evaluation speed of the GPT-2 and Backpack character LMs at the same contextual size.
 
     .venv/bin/python benchmarks/lm_throughput.py [--layers 4 --heads 4 --embd 128 --block 256 --batch 16
-                                                  --vocab 5260 --senses 16 --steps 20 --threads 2]
+                                                  --vocab 5260 --senses 16 --steps 20 --threads 2
+                                                  [--zipf | --corpus]]
 
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
 round in one process (so machine load hits both alike), median step time each. The Backpack has one
@@ -35,16 +36,28 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20, help="timed rounds (after 3 warm-up rounds)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--zipf", action="store_true", help="Zipf-distributed tokens (closer to text than uniform)")
+    ap.add_argument("--corpus", action="store_true", help="real training windows of the encoded LM corpus "
+                    "(its vocabulary replaces --vocab)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
+    real = None
+    if a.corpus:
+        from hanzilm.lm.data import BlockBatches, encoded_corpus
+        corpus = encoded_corpus()
+        a.vocab = len(corpus.vocab)
+        real = BlockBatches(corpus.splits["train"], a.batch, a.block, seed=0)
 
     gcfg = GPTConfig(vocab_size=a.vocab, block_size=a.block, n_layer=a.layers, n_head=a.heads, n_embd=a.embd)
     models = {"gpt": GPT(gcfg), "backpack": Backpack(BackpackConfig.matching(gcfg, a.senses))}
     tcfg = TrainConfig(lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1, grad_clip=1.0)
     opts = {name: make_optimizer(m, tcfg) for name, m in models.items()}
 
+    counter = iter(range(10**9))
+
     def batch() -> torch.Tensor:
+        if real is not None:
+            return real(next(counter))
         if a.zipf:  # p(rank r) ~ 1/r: a text-like number of distinct tokens per batch
             p = 1.0 / torch.arange(1, a.vocab + 1, dtype=torch.float64)
             return torch.multinomial(p / p.sum(), a.batch * (a.block + 1), replacement=True).view(a.batch, -1)
@@ -77,7 +90,8 @@ def main() -> None:
 
     tokens = a.batch * a.block
     print(f"{a.layers}/{a.heads}/{a.embd}, block {a.block}, batch {a.batch}, vocab {a.vocab}, "
-          f"{a.senses} senses, {a.threads} threads, {'zipf' if a.zipf else 'uniform'} tokens")
+          f"{a.senses} senses, {a.threads} threads, "
+          f"{'corpus' if a.corpus else 'zipf' if a.zipf else 'uniform'} tokens")
     step = {name: statistics.median(t) for name, t in times.items()}
     for name, m in models.items():
         n = sum(p.numel() for p in m.parameters())

@@ -16,6 +16,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    # mkstemp makes the file private (0600); results and caches are ordinary files (0666 less the umask)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     tmp = Path(tmp)
     try:
         yield tmp
