@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import sys
@@ -71,11 +72,21 @@ def execute(source: Path, profile: str, seed: int, out: Path) -> None:
             str(out), str(out), parameters={"profile": profile, "seed": seed}, kernel_name=KERNEL,
             cwd=str(source.parent), progress_bar=False, log_output=False,
         )
+        nb = nbformat.read(out, as_version=4)
+        _stable_ids(nb)
+        atomic_write_text(out, nbformat.writes(nb) + "\n")
     finally:
         if env_progress is None:
             os.environ.pop("HANZILM_PROGRESS", None)
         else:
             os.environ["HANZILM_PROGRESS"] = env_progress
+
+
+def _stable_ids(nb) -> None:
+    """Cell ids from position and source: nbformat and papermill draw random ones, so every re-run would
+    rewrite every id of the committed notebooks."""
+    for i, cell in enumerate(nb.cells):
+        cell.id = hashlib.sha1(f"{i}\0{cell.source}".encode()).hexdigest()[:12]
 
 
 def refresh_book_copy(executed: Path, source: Path) -> None:
@@ -91,6 +102,7 @@ def refresh_book_copy(executed: Path, source: Path) -> None:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
     nb.metadata["jupytext"] = jupytext.read(source).metadata.get("jupytext", {})
+    _stable_ids(nb)
     atomic_write_text(source.with_suffix(".ipynb"), nbformat.writes(nb) + "\n")
 
 
