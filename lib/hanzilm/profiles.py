@@ -88,9 +88,9 @@ PROFILES: dict[str, Profile] = {
         torch_threads=2,
         overrides={
             # Backpack chapter: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser,
-            # 16 senses, 2.6 M), 800 steps of 16 x 256 characters (3.3 M tokens) each
+            # 16 senses, 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each
             "backpack_lm": {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 256, "batch_size": 16,
-                            "dev_tokens": 32768, "train.steps": 800, "train.lr": 1.5e-3, "train.min_lr": 1.5e-4,
+                            "dev_tokens": 32768, "train.steps": 1500, "train.lr": 1.5e-3, "train.min_lr": 1.5e-4,
                             "train.warmup_steps": 50, "train.eval_every": 200, "train.checkpoint_every": 100,
                             "train.log_every": 25},
             # MMTNN chapter: full stand-in training data, 8 epochs (MSR sample: at least 2,500 updates); AdaGrad lr 0.05
