@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 import torch
@@ -39,9 +39,8 @@ class Word2VecConfig:
     seed: int = 0
 
 
-def _corpus(cfg: Word2VecConfig) -> tuple[list[list[str]], dict[str, str]]:
-    from .data.corpus import LMSplitConfig, lm_dataset_names, load_lm_corpus, split_documents
-    from .data.resolve import checksums
+def _corpus(cfg: Word2VecConfig) -> list[list[str]]:
+    from .data.corpus import LMSplitConfig, load_lm_corpus, split_documents
     from .segment.tags import normalize
 
     split = LMSplitConfig()
@@ -59,33 +58,42 @@ def _corpus(cfg: Word2VecConfig) -> tuple[list[list[str]], dict[str, str]]:
                     budget -= len(piece)
         if budget <= 0:
             break
-    return sentences, checksums(lm_dataset_names())
+    return sentences
 
 
-def char_vectors(cfg: Word2VecConfig, profile: str | Profile) -> dict[str, np.ndarray]:
-    """Character -> vector, trained once per (config, corpus) and loaded afterwards."""
-    from .data.corpus import lm_dataset_names
-    from .data.manifest import load_manifest
-
-    sums = {f.path: f.sha256 for name in lm_dataset_names() for f in load_manifest().get(name).files}
-    run_dir = run_dir_for(cfg, profile=profile, data=sums)
+def word2vec_vectors(key: Any, sentences: Callable[[], list[list[str]]], *, profile: str | Profile,
+                     data: Mapping[str, str], **options: Any) -> dict[str, np.ndarray]:
+    """Character -> vector from gensim word2vec, trained once per (key config, data checksums) and loaded
+    afterwards from results/<profile>/checkpoints/. `sentences` is only called when training is needed;
+    `options` go to gensim's Word2Vec (one worker unless given: deterministic)."""
+    run_dir = run_dir_for(key, profile=profile, data=data)
     if not is_complete(run_dir):
         from gensim.models import Word2Vec
 
-        sentences, _ = _corpus(cfg)
-        model = Word2Vec(sentences, vector_size=cfg.dim, window=cfg.window, sg=cfg.sg, negative=cfg.negative,
-                         min_count=cfg.min_count, epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
+        sents = sentences()
+        model = Word2Vec(sents, **{"workers": 1, **options})
         itos = list(model.wv.index_to_key)
         run_dir.mkdir(parents=True, exist_ok=True)
         with atomic_path(run_dir / "vectors.safetensors") as tmp:
             save_file({"vectors": torch.from_numpy(np.ascontiguousarray(model.wv.vectors))}, str(tmp))
         atomic_write_text(run_dir / "itos.json", json.dumps(itos, ensure_ascii=False))
-        info = {"config": dataclasses.asdict(cfg), "data": sums, "tokens": sum(map(len, sentences)),
+        info = {"config": dataclasses.asdict(key), "data": dict(data), "tokens": sum(map(len, sents)),
                 "types": len(itos)}
         atomic_write_text(run_dir / "done.json", json.dumps(info, indent=1))
     vectors = load_file(str(run_dir / "vectors.safetensors"))["vectors"].numpy()
     itos = json.loads((run_dir / "itos.json").read_text(encoding="utf-8"))
     return dict(zip(itos, vectors))
+
+
+def char_vectors(cfg: Word2VecConfig, profile: str | Profile) -> dict[str, np.ndarray]:
+    """MMTNN pre-training: vectors over the LM corpus's training split."""
+    from .data.corpus import lm_dataset_names
+    from .data.manifest import load_manifest
+
+    sums = {f.path: f.sha256 for name in lm_dataset_names() for f in load_manifest().get(name).files}
+    return word2vec_vectors(cfg, lambda: _corpus(cfg), profile=profile, data=sums, vector_size=cfg.dim,
+                            window=cfg.window, sg=cfg.sg, negative=cfg.negative, min_count=cfg.min_count,
+                            epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
 
 
 def init_table(itos: list[str], vectors: dict[str, np.ndarray], table: torch.Tensor, std: float) -> int:
@@ -113,4 +121,4 @@ def nearest(table: torch.Tensor, itos: list[str], query: str, k: int = 5) -> lis
     return [(itos[j], float(dist[j])) for j in order.tolist()]
 
 
-__all__ = ["Word2VecConfig", "char_vectors", "init_table", "nearest"]
+__all__ = ["Word2VecConfig", "char_vectors", "init_table", "nearest", "word2vec_vectors"]

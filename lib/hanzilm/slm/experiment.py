@@ -25,12 +25,12 @@ import torch
 from ..data.resolve import checksums
 from ..data.snlm import load_snlm
 from ..data.vocab import CharVocab
-from ..io import atomic_path, atomic_write_text
+from ..embeddings import word2vec_vectors
 from ..models.slm import SLMConfig, SegmentalLM
 from ..profiles import Profile, get_profile
 from ..results import TARGETS
 from ..segment.lattice import split
-from ..store import is_complete, load_history, run_dir_for, train_or_load
+from ..store import load_history, run_dir_for, train_or_load
 from ..train import TrainConfig
 from .data import CharBatches, build_vocab, eval_batches
 from .metrics import segmentation_metrics
@@ -119,25 +119,10 @@ class SLMWord2Vec:
 
 
 def char_vectors(w2v: SLMWord2Vec, data: SLMData, profile: str | Profile) -> dict[str, np.ndarray]:
-    """word2vec (gensim CBOW, one worker: deterministic) over the training sentences as character
-    sequences; trained once per (config, data) and stored under results/<profile>/checkpoints/."""
-    from safetensors.torch import load_file, save_file
-
-    run_dir = run_dir_for(w2v, profile=profile, data=data.checksums)
-    if not is_complete(run_dir):
-        from gensim.models import Word2Vec
-
-        sentences = [list("".join(s)) for s in data.train]
-        model = Word2Vec(sentences, vector_size=w2v.dim, window=w2v.window, min_count=1, epochs=w2v.epochs,
-                         workers=1, seed=w2v.seed)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with atomic_path(run_dir / "vectors.safetensors") as tmp:
-            save_file({"vectors": torch.from_numpy(np.ascontiguousarray(model.wv.vectors))}, str(tmp))
-        atomic_write_text(run_dir / "itos.json", json.dumps(list(model.wv.index_to_key), ensure_ascii=False))
-        atomic_write_text(run_dir / "done.json", json.dumps(dataclasses.asdict(w2v)))
-    vectors = load_file(str(run_dir / "vectors.safetensors"))["vectors"].numpy()
-    itos = json.loads((run_dir / "itos.json").read_text(encoding="utf-8"))
-    return dict(zip(itos, vectors))
+    """word2vec (gensim CBOW) over the training sentences as character sequences."""
+    return word2vec_vectors(w2v, lambda: [list("".join(s)) for s in data.train], profile=profile,
+                            data=data.checksums, vector_size=w2v.dim, window=w2v.window, min_count=1,
+                            epochs=w2v.epochs, seed=w2v.seed)
 
 
 def build_model(exp: SLMExperiment, data: SLMData, profile: str | Profile) -> SegmentalLM:
