@@ -1,6 +1,6 @@
 """Segmental LM speed: training characters/second and lattice forward+backward time per character.
 
-    .venv/bin/python benchmarks/segmental_lm.py [--steps 6] [--threads 2]
+    .venv/bin/python benchmarks/segmental_lm.py [--steps 6] [--threads 2] [--dim 256]
 
 Workloads (the anchor's: PKU, k = 5, dim 256, 2,048-character batches; and PTB, k = 10):
   * training: SLM loss + backward + Adam step on real SNLM batches (CharBatches), per encoder;
@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from hanzilm.memory import keep_freed_memory
 from hanzilm.models.slm import SLMConfig, SegmentalLM
 from hanzilm.segment.lattice import log_marginal
 from hanzilm.slm.data import CharBatches
@@ -34,11 +35,14 @@ def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
     return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
 
 
-def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_chars: int = 2048) -> float:
+def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_chars: int = 2048,
+                bf16_output: bool = False) -> float:
     data = load_data(corpus)
     batches = CharBatches(data.encode(data.train), batch_chars, seed=0)
     torch.manual_seed(0)
-    model = SegmentalLM(SLMConfig(encoder=encoder, dim=dim, max_seg_len=MAX_SEG_LEN[corpus]), len(data.vocab))
+    ff = {} if dim == 256 else {"feedforward_dim": 2 * dim - 2}      # 509 at 256 (the authors'), as profiles do
+    cfg = SLMConfig(encoder=encoder, dim=dim, max_seg_len=MAX_SEG_LEN[corpus], bf16_output=bf16_output, **ff)
+    model = SegmentalLM(cfg, len(data.vocab))
     opt = torch.optim.Adam(model.parameters(), 1e-3)
     chars, secs = 0, 0.0
     for step in range(steps + 2):
@@ -73,18 +77,26 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dim", type=int, default=256, help="256: the paper's; 128: the cpu profile's")
+    ap.add_argument("--bf16-output", action="store_true", help="the output layer in bfloat16 (cpu profile)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     g0 = matmul_gflops()
     print(f"baseline: fp32 2048^2 matmul {g0:.0f} GFLOP/s (anchor machine idle: {ANCHOR_GFLOPS:.0f})")
+    # glibc's default malloc first (freed logits go back to the kernel), then hanzilm's setting (train.setup)
+    default_cps = train_speed("pku", "mslm", args.steps, args.dim, bf16_output=args.bf16_output)
+    keep_freed_memory()
     rows = []
     for corpus, encoder in [("pku", "mslm"), ("pku", "rslm"), ("pku", "dmslm"), ("ptb", "mslm"), ("ptb", "rslm")]:
-        cps = train_speed(corpus, encoder, args.steps)
+        cps = train_speed(corpus, encoder, args.steps, args.dim, bf16_output=args.bf16_output)
         rows.append((corpus, encoder, cps))
+    print(f"pku mslm with glibc's default malloc thresholds: {default_cps:.0f} chars/s; with keep_freed_memory: "
+          f"{rows[0][2]:.0f} chars/s = {rows[0][2] / default_cps:.2f}x")
     g1 = matmul_gflops()
     g = (g0 + g1) / 2
     print(f"baseline again: {g1:.0f} GFLOP/s; mean {g:.0f}")
-    print(f"\ntraining, dim 256, 2,048-character batches (authors' code on the anchor machine: "
+    bf16 = " (bf16 output layer)" if args.bf16_output else ""
+    print(f"\ntraining, dim {args.dim}{bf16}, 2,048-character batches (authors' code on the anchor machine, dim 256: "
           f"{ANCHOR_AUTHORS_CHARS_S:.0f} chars/s at PKU k=5):")
     for corpus, encoder, cps in rows:
         scaled = cps * ANCHOR_GFLOPS / g

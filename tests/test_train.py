@@ -355,3 +355,10 @@ def test_tied_weights_resume(tmp_path):
     resumed = train(model, c, data, None, tmp_path / "b")
     assert model.head.weight is model.emb.weight
     assert _losses(resumed.history) == _losses(straight.history)
+
+
+def test_keep_freed_memory_tunes_glibc_where_there_is_one():
+    import platform
+
+    from hanzilm.memory import keep_freed_memory
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")

@@ -11,6 +11,7 @@ import random
 import numpy as np
 import pandas as pd
 
+from .memory import keep_freed_memory
 from .profiles import Profile, get_profile
 from .results import Provenance
 
@@ -22,6 +23,7 @@ def start(profile: str, seed: int = 0) -> tuple[Profile, Provenance]:
     import torch
 
     prof = get_profile(profile)
+    keep_freed_memory()
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

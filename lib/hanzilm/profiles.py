@@ -78,6 +78,8 @@ PROFILES: dict[str, Profile] = {
                      "train_sentences": 300, "dev_sentences": 40, "eval_batch_chars": 4096, "w2v_epochs": 1,
                      "train.steps": 30, "train.eval_every": 10, "train.checkpoint_every": 10,
                      "train.log_every": 5},
+            "mslm_chapter": {"seeds": {"*": (0,), "pku/mslm": (0, 1)}, "f1_split": "heldout", "eval_sentences": 60,
+                             "lr": {f"{c}/{e}": 3e-3 for c in ("pku", "ptb") for e in ("rslm", "mslm", "dmslm")}},
         },
     ),
     "cpu": Profile(

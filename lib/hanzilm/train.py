@@ -28,7 +28,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -39,10 +38,11 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from safetensors.torch import load_model, save_model
-from tqdm import tqdm
 
 from .errors import HanzilmError
 from .io import atomic_path, atomic_write_text
+from .memory import keep_freed_memory
+from .progress import progress
 
 Batch = Any
 Evaluate = Callable[[torch.nn.Module], Mapping[str, float]]
@@ -140,6 +140,7 @@ class Dist:
 def setup(device: str | torch.device | None = None) -> Dist:
     """Rank, world size and device from torchrun's environment; joins the process group if WORLD_SIZE > 1."""
     world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
+    keep_freed_memory()
     if device is None:
         device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
@@ -329,15 +330,6 @@ def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, batch: Batch, lr: 
     return loss_value, units, grad_norm, bad
 
 
-def _progress(cfg: TrainConfig, start: int, d: Dist, desc: str) -> tqdm:
-    """Rank 0 only. HANZILM_PROGRESS=0: never; =1: also off a terminal (Jupyter); unset: on a terminal."""
-    env, tty = os.environ.get("HANZILM_PROGRESS", ""), sys.stderr.isatty()
-    show = d.main and env != "0" and (tty or env == "1")
-    # Off a terminal (papermill, logs) every refresh is kept in the output: refresh rarely there.
-    return tqdm(total=cfg.steps, initial=start, desc=desc, unit="step", disable=not show,
-                mininterval=1.0 if tty else 5.0, dynamic_ncols=True, file=sys.stderr)
-
-
 def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[..., Batch],
           evaluate: Evaluate | None, run_dir: str | Path, *, device: str | torch.device | None = None,
           keep_best: Sequence[tuple[str, str]] = (),
@@ -379,7 +371,7 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
             _seed(cfg.seed + d.rank)
 
     hist, win, wall0, t0 = state["history"], state["window"], state["wall_time"], time.perf_counter()
-    with _progress(cfg, state["step"], d, run_dir.name) as bar:  # closed on any exception too
+    with progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
         for step in range(state["step"], cfg.steps):
             t_step = time.perf_counter()
             if per_rank:
