@@ -12,12 +12,14 @@ def main(argv: list[str] | None = None) -> int:
     from .data import commands as data_commands
     from . import runner
     from .segment import commands as segment_commands
+    from .senses import commands as senses_commands
 
     parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     data_commands.register(sub)
     runner.register(sub)
     segment_commands.register(sub)
+    senses_commands.register(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

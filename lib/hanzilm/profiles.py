@@ -69,6 +69,9 @@ PROFILES: dict[str, Profile] = {
                             "train.lr": 3e-3, "train.min_lr": 3e-4, "train.warmup_steps": 5,
                             "train.eval_every": 20, "train.checkpoint_every": 20, "train.log_every": 5},
             "backpack_cloze": {"max_cases": 6},
+            # Backpack sense analyses (part 2): a handful of words, contexts and characters each
+            "backpack_senses": {"frequent_chars": 40, "words_per_type": 6, "corpus_contexts": 2, "professions": 6,
+                                "generate_chars": 8, "idioms": 3},
             # MMTNN chapter: 300 PKU/MSR sentences, 1 epoch, the first 100 test lines, word2vec on 100 k characters
             "mmtnn": {"train_sentences": 300, "epochs": 1, "lr": 0.05, "crf_max_iterations": 5},
             "mmtnn_w2v": {"max_chars": 100_000, "epochs": 1},
@@ -100,10 +103,16 @@ PROFILES: dict[str, Profile] = {
             "mmtnn": {"epochs": 8, "min_steps": 2500, "lr": 0.05, "crf_max_iterations": 80},
             "mmtnn_w2v": {"epochs": 1, "max_chars": 10_000_000},
             # segmental LM chapter: dim 128 (feed-forward 254: the transformer encoder keeps the LSTM's parameter
-            # count, as the authors' 509 at dim 256), 2,048-character batches, selection on 400 dev sentences
-            "mslm": {"model.dim": 128, "model.feedforward_dim": 254, "batch_chars": 2048, "dev_sentences": 400,
-                     "w2v_epochs": 5, "train.steps": 600, "train.eval_every": 100, "train.checkpoint_every": 100,
-                     "train.log_every": 20},
+            # count, as the authors' 509 at dim 256), the output layer's training matmuls in bfloat16; 512-character
+            # batches (per character seen they segment better than 1,024 or 2,048 in our calibration runs), 5,000
+            # steps = 2.6 M characters (PKU: 1.5 epochs); one rate for every model; selection on 300 dev sentences
+            "mslm": {"model.dim": 128, "model.feedforward_dim": 254, "model.bf16_output": True, "batch_chars": 512,
+                     "dev_sentences": 300, "eval_batch_chars": 4096, "w2v_epochs": 5, "train.steps": 5000,
+                     "train.eval_every": 500, "train.checkpoint_every": 250, "train.log_every": 50},
+            # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split; two 1-thread workers
+            "mslm_chapter": {"seeds": {"*": (0,), "pku/rslm": (0, 1, 2), "pku/mslm": (0, 1, 2)}, "f1_split": "test",
+                             "workers": 2,
+                             "lr": {f"{c}/{e}": 3e-3 for c in ("pku", "ptb") for e in ("rslm", "mslm", "dmslm")}},
         },
     ),
     "paper": Profile(

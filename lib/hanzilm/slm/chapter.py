@@ -37,7 +37,7 @@ from .experiment import (SELECTIONS, SLMData, SLMExperiment, evaluate_corpus, lo
 
 CORPORA = ("pku", "ptb")
 AUTHORS_SEEDS = (2, 3, 5, 8, 13)
-F1_SPLITS = ("corpus", "heldout")
+F1_SPLITS = ("corpus", "heldout", "test")
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class SLMChapter:
 
     seeds: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"*": AUTHORS_SEEDS})  # "pku/mslm" or "*"
     lr: dict[str, float] = field(default_factory=dict)  # "pku/mslm" -> one rate for both selections
-    f1_split: str = "corpus"     # "corpus": train + dev + test; "heldout": dev + test only (cheaper)
+    f1_split: str = "corpus"     # "corpus": train + dev + test; "heldout": dev + test; "test" (cheapest)
     eval_sentences: int | None = None  # score only the first n sentences of each split (smoke runs)
     workers: int = 1             # training processes at once (each with torch_threads // workers threads)
 
@@ -96,7 +96,7 @@ def unique_runs(ch: SLMChapter, profile: str | Profile) -> list[SLMExperiment]:
 
 def scored_splits(data: SLMData, ch: SLMChapter) -> dict[str, list[list[str]]]:
     """The splits word F1 is computed over (test last: its bpc is read off the same pass)."""
-    names = ("train", "dev", "test") if ch.f1_split == "corpus" else ("dev", "test")
+    names = {"corpus": ("train", "dev", "test"), "heldout": ("dev", "test"), "test": ("test",)}[ch.f1_split]
     return {n: getattr(data, n)[:ch.eval_sentences] for n in names}
 
 
@@ -113,12 +113,16 @@ def evaluate_run(exp: SLMExperiment, ch: SLMChapter, profile: str | Profile) -> 
     splits = scored_splits(data, ch)
     sentences = [s for split in splits.values() for s in split]
     n_test = len(splits["test"])
-    out = {}
+    test_chars = [sum(map(len, s)) for s in sentences[-n_test:]]
+    out: dict[str, dict[str, float]] = {}
     for selection, model in run.models.items():
-        ev = evaluate_corpus(model, data, sentences, exp.eval_batch_chars)
-        test_chars = [sum(map(len, s)) for s in sentences[-n_test:]]
-        test_bpc = ev.sentence_bpc[-n_test:]
         step = run.summary["best_step"] if SELECTIONS[selection] is None else extra.get("dev_mcc", {}).get("step")
+        same = [m for m in out.values() if m["selected_step"] == step]
+        if same:  # both selections took the same checkpoint: the same weights, the same numbers
+            out[selection] = dict(same[0])
+            continue
+        ev = evaluate_corpus(model, data, sentences, exp.eval_batch_chars)
+        test_bpc = ev.sentence_bpc[-n_test:]
         out[selection] = {**{k: v for k, v in ev.metrics.items() if not k.startswith("bpc")},
                           "bpc": sum(b * n for b, n in zip(test_bpc, test_chars)) / sum(test_chars),
                           "bpc_sentence_mean": float(np.mean(test_bpc)), "selected_step": step}
