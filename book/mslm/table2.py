@@ -25,7 +25,7 @@
 #
 # - **Scale.** The paper trains $d=256$ models for 8,192 steps of 8,192 characters (67 M characters: about 40
 #   epochs of PKU) with a six-rate sweep per cell, on GPUs. The `cpu` profile (sizes in the first table below)
-#   trains $d=128$ models on about 1.5 epochs of PKU, 25 times fewer characters, at one learning rate for every
+#   trains $d=128$ models on about 1.2 epochs of PKU, 33 times fewer characters, at one learning rate for every
 #   model (both selections are read off the same run, as the checkpoints of best dev bpc and best dev MCC),
 #   three seeds for the PKU RSLM and MSLM and one elsewhere. The `paper` profile runs the authors' selected
 #   rate per cell and selection on their seeds 2, 3, 5, 8, 13.
