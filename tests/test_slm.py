@@ -118,3 +118,22 @@ def test_bf16_output_is_close_and_only_in_training():
     assert bf16.item() == pytest.approx(fp32.item(), abs=0.05) and bf16.item() != fp32.item()
     bf16.backward()
     assert torch.isfinite(model.output.weight.grad).all()
+
+
+def test_first_layer_residual_is_a_choice():
+    """Without the residual (the authors' first layer) a position's own input reaches the output only through
+    attention: with the attention output zeroed, every position's output is the same."""
+    from hanzilm.models.slm import SegmentalAttentionLayer
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 16)
+    allowed = torch.ones(1, 1, 7, 7, dtype=torch.bool)
+    for residual in (False, True):
+        layer = SegmentalAttentionLayer(16, 2, 32, 0.0, residual=residual).eval()
+        with torch.no_grad():
+            layer.out.weight.zero_()
+            layer.out.bias.zero_()
+            y = layer(x, x, allowed)
+        same = torch.allclose(y, y[:1, :1].expand_as(y), atol=1e-6)
+        assert same is (not residual)
+    default = SegmentalLM(SLMConfig(encoder="mslm", dim=16, num_heads=2, feedforward_dim=32, encoder_layers=2), 20)
+    assert [layer.residual for layer in default.encoder.layers] == [False, True]
