@@ -116,3 +116,19 @@ def test_evaluate_run_reads_test_bpc_off_the_heldout_pass_and_caches(tmp_path, m
         raise AssertionError("evaluate_run retrained a stored run")
     monkeypatch.setattr(chapter, "train_slm", no_training)
     assert evaluate_run(exp, ch, "smoke") == out
+
+
+def test_word_lengths_and_context_ablation(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    ch = SLMChapter(seeds={"*": (0,)}, lr={"pku/mslm": 3e-3, "pku/rslm": 3e-3, "pku/dmslm": 3e-3})
+    sents = load_data("pku").dev[:12]
+    lengths = report.word_lengths(ch, "smoke", "pku", sents)
+    assert list(lengths.columns) == ["gold", "RSLM", "MSLM", "DMSLM"]
+    assert lengths["gold"].sum() == sum(map(len, sents))
+    chars = sum(len("".join(s)) for s in sents)
+    assert all(lengths[c].sum() * 5 >= chars for c in ("RSLM", "MSLM", "DMSLM"))   # words of <= 5 characters
+    ablation = report.context_ablation(ch, "smoke", "pku", sents)
+    assert (ablation.bpc != ablation.bpc_without_context).all()
+    again = report.context_ablation(ch, "smoke", "pku", sents)      # the encoder is back after an ablation
+    assert again.bpc.tolist() == ablation.bpc.tolist()

@@ -29,11 +29,12 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
+from IPython.display import display
 
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
 from hanzilm.slm import chapter, report
-from hanzilm.slm.experiment import DATASETS
+from hanzilm.slm.experiment import DATASETS, load_data
 
 prof, run = start(profile, seed)
 ch = prof.configure(chapter.SLMChapter())
@@ -61,3 +62,26 @@ for ax, (dataset, part) in zip(axes, runs.groupby("dataset")):
 axes[0].set_ylabel("boundary precision (%)")
 axes[1].legend(frameon=False, fontsize=7, loc="lower left")
 plt.tight_layout()
+
+# %% [markdown]
+# ## Where PKU recall goes
+#
+# Word lengths in the first test sentences, gold against each model's lightly supervised segmentation
+# (first seed), and how much each model's segment probabilities depend on its context encoder: bpc and
+# word F1 on dev sentences as trained and with the encoder output replaced by zeros (the segment decoder
+# alone, a unigram model of segments).
+
+# %%
+test_sents = load_data("pku").test[:ch.eval_sentences or 300]
+lengths = report.word_lengths(ch, prof, "pku", test_sents)
+ablation = report.context_ablation(ch, prof, "pku", load_data("pku").dev[:ch.eval_sentences or 100])
+lengths_long = lengths.reset_index().melt(id_vars="word length", var_name="segmentation", value_name="ours")
+lengths_long = lengths_long.assign(dataset="PKU", metric="words", data=chapter.data_label("PKU"))
+_ = write_results(lengths_long, chapter="mslm", name="pku_word_lengths", run=run, datasets=DATASETS["pku"],
+                  notes="lightly supervised selection, first seed; lengths above 5 counted as 5")
+ablation_long = ablation.melt(id_vars="model", var_name="metric", value_name="ours").assign(
+    dataset="PKU", data=chapter.data_label("PKU"))
+_ = write_results(ablation_long, chapter="mslm", name="pku_context_ablation", run=run, datasets=DATASETS["pku"],
+                  notes="unsupervised selection, first seed; dev sentences; encoder output zeroed")
+display(lengths)
+ablation

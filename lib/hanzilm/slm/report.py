@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import pandas as pd
+import torch
 
 from ..models.slm import ENCODERS
 from ..profiles import Profile
@@ -60,6 +61,42 @@ def segment_examples(ch: SLMChapter, profile: str | Profile, corpus: str, senten
                           else c, kind="stable").reset_index(drop=True)
 
 
+def word_lengths(ch: SLMChapter, profile: str | Profile, corpus: str, sentences: Sequence[Sequence[str]],
+                 selection: str = "lightly supervised", longest: int = 5) -> pd.DataFrame:
+    """How many words of each length (1 .. `longest`, longer ones counted as `longest`) the gold and each model's
+    first-seed segmentation of `sentences` hold: under-segmentation shows as missing one-character words."""
+    rows = {"gold": [min(len(w), longest) for s in sentences for w in s]}
+    for encoder, exp in first_seed_runs(ch, profile, corpus, selection).items():
+        run = train_slm(exp, profile=profile)
+        ev = evaluate_corpus(run.models[selection], run.data, sentences, exp.eval_batch_chars)
+        rows[encoder.upper()] = [min(len(w), longest) for s in ev.segmentations for w in s]
+    table = pd.DataFrame({k: pd.Series(v).value_counts().reindex(range(1, longest + 1), fill_value=0)
+                          for k, v in rows.items()})
+    table.index.name = "word length"
+    return table
+
+
+@torch.no_grad()
+def context_ablation(ch: SLMChapter, profile: str | Profile, corpus: str, sentences: Sequence[Sequence[str]],
+                     selection: str = "unsupervised") -> pd.DataFrame:
+    """How much each first-seed model leans on its context encoder: bpc and word F1 on `sentences` as trained
+    and with the encoder's output replaced by zeros (the segment decoder alone, as a unigram segment model)."""
+    rows = []
+    for encoder, exp in first_seed_runs(ch, profile, corpus, selection).items():
+        run = train_slm(exp, profile=profile)
+        model = run.models[selection]
+        full = evaluate_corpus(model, run.data, sentences, exp.eval_batch_chars).metrics
+        encode = model.encode
+        model.encode = lambda chars, lengths: torch.zeros_like(encode(chars, lengths))
+        try:
+            alone = evaluate_corpus(model, run.data, sentences, exp.eval_batch_chars).metrics
+        finally:
+            del model.encode   # back to the class's method
+        rows.append({"model": encoder.upper(), "bpc": full["bpc"], "bpc_without_context": alone["bpc"],
+                     "word_f1": full["word_f1"], "word_f1_without_context": alone["word_f1"]})
+    return pd.DataFrame(rows)
+
+
 def learning_curves(ch: SLMChapter, profile: str | Profile) -> pd.DataFrame:
     """Dev bpc, word F1 and boundary MCC at every evaluation step of each (corpus, encoder, seed) run, long
     form: corpus, model, seed, step, metric, value."""
@@ -78,5 +115,5 @@ def learning_curves(ch: SLMChapter, profile: str | Profile) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["BOUNDARY_METRICS", "PAPER_EXAMPLE", "boundary_table", "example_sentences", "first_seed_runs",
-           "learning_curves", "segment_examples"]
+__all__ = ["BOUNDARY_METRICS", "PAPER_EXAMPLE", "boundary_table", "context_ablation", "example_sentences",
+           "first_seed_runs", "learning_curves", "segment_examples", "word_lengths"]
