@@ -23,12 +23,15 @@ profile = "cpu"
 seed = 0
 
 # %%
+import pandas as pd
+
 from hanzilm.notebook import show, start
 from hanzilm.results import glance, not_reproduced
 
 prof, run = start(profile, seed)
 table = glance(profile)
-show(table)
+with pd.option_context("display.max_rows", None):
+    show(table)
 
 # %% [markdown]
 # Paper numbers not reproduced yet, per targets file (their chapters say why):

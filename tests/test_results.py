@@ -66,4 +66,4 @@ def test_glance_collects_compared_numbers(results_root):
     write_results(pd.DataFrame({"metric": ["n"], "ours": [1]}), chapter="c", name="no_paper", run=run)
     g = glance("cpu")
     assert g[["table", "row", "metric", "ours", "paper", "diff"]].iloc[0].tolist() == ["c/t", "A", "F1", 91.0, 90.0, 1.0]
-    assert len(g) == 2  # B has no paper value but is listed; the table without a paper column is not
+    assert len(g) == 1  # only numbers with a paper value: not B, not the table without a paper column

@@ -141,7 +141,7 @@ def glance(profile: str) -> pd.DataFrame:
         if "paper" not in df:
             continue
         keys = [c for c in df.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
-        for _, r in df.iterrows():
+        for _, r in df[df["paper"].notna()].iterrows():
             what = ", ".join(str(r[k]) for k in keys if pd.notna(r[k]))
             rows.append({"table": table, "row": what, "metric": r["metric"], "ours": r["ours"],
                          "paper": r["paper"], "diff": r["diff"], "paper_source": r["paper_source"]})
