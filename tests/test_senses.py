@@ -4,6 +4,7 @@ similarity, projections, idiom contributions and the lexicon readers."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -273,3 +274,13 @@ def test_lambda_undefined_where_a_sense_ignores_the_word():
     m = _backpack(k=2)
     w = composition.word_vector(m, VOCAB, "沙滩", torch.full((2, 2, 2), nan))
     assert torch.allclose(w, m.senses(torch.tensor(VOCAB.encode("沙滩"))).mean(0), atol=1e-6)
+
+
+def test_bucket_shares_count_defined_pairs_per_type():
+    per_sense = pd.DataFrame({"type": ["idiom"] * 4 + ["loanword"] * 2, "word": ["甲乙", "甲乙", "丙丁", "丙丁", "沙发", "沙发"],
+                              "sense": [0, 1, 0, 1, 0, 1], "contexts": [3, 3, 5, 5, 2, 2],
+                              "variation": [0.05, 0.15, 0.5, float("nan"), 0.01, 0.02]})
+    t = composition.bucket_shares(per_sense).set_index(["word_type", "metric"])["ours"]
+    assert t["idiom", "within_10pct"] == pytest.approx(1 / 3) and t["idiom", "beyond_20pct"] == pytest.approx(1 / 3)
+    assert t["idiom", "undefined_share"] == 0.25 and t["idiom", "n_words"] == 2 and t["idiom", "mean_contexts"] == 4
+    assert t["loanword", "within_10pct"] == 1.0

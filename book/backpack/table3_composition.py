@@ -57,8 +57,8 @@ from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
 from hanzilm.senses import paper
 from hanzilm.senses.common import stand_in, configure, in_vocab, load_pair
-from hanzilm.senses.composition import (BUCKETS, UNDEFINED, CorpusText, bucket_counts, draw_words, prompt_contexts, variation,
-                                        word_lambdas, word_vector)
+from hanzilm.senses.composition import (BUCKETS, CorpusText, bucket_counts, bucket_shares, draw_words,
+                                        prompt_contexts, sense_variation, word_vector)
 
 prof, run = start(profile, seed)
 cfg = configure(prof)
@@ -96,17 +96,8 @@ def contexts(word, index):
         word, cfg.corpus_contexts, cfg.context_before, cfg.context_after, rng)
 
 
-rows, lam_of = [], {}
 all_words = [(t, w) for t, ws in words.items() for w in ws] + [(t, w) for t, w in paper.TABLE8_WORDS]
-for index, (t, w) in enumerate(all_words):
-    if (t, w) in lam_of or not in_vocab(vocab, w):
-        continue
-    ctx = contexts(w, index)
-    lams = word_lambdas(backpack, vocab, w, ctx)
-    lam_of[t, w] = lams
-    for sense, v in enumerate(variation(lams).tolist()):
-        rows.append({"type": t, "word": w, "sense": sense, "contexts": len(ctx), "variation": v})
-per_sense = pd.DataFrame(rows)
+per_sense, lam_of = sense_variation(backpack, vocab, all_words, contexts)
 missing = [w for _, w in paper.TABLE8_WORDS if not in_vocab(vocab, w)]
 print("Table 8 words with a character outside the vocabulary:", missing or "none")
 
@@ -115,16 +106,7 @@ print("Table 8 words with a character outside the vocabulary:", missing or "none
 
 # %%
 drawn = per_sense[per_sense.apply(lambda r: r.word in words[r.type], axis=1)]
-long = []
-for t, g in drawn.groupby("type", sort=False):
-    counts = bucket_counts(g.variation)
-    defined = len(g) - counts[UNDEFINED]
-    long += [{"word_type": t, "metric": b, "ours": counts[b] / defined} for b in BUCKETS]
-    long += [{"word_type": t, "metric": "undefined_share", "ours": counts[UNDEFINED] / len(g)},
-             {"word_type": t, "metric": "n_words", "ours": g.word.nunique()},
-             {"word_type": t, "metric": "median_variation", "ours": g.variation.median()},
-             {"word_type": t, "metric": "mean_contexts", "ours": g.groupby("word").contexts.first().mean()}]
-table3 = write_results(stand_in(pd.DataFrame(long)), chapter="backpack", name="table3_composition", run=run, datasets=datasets,
+table3 = write_results(stand_in(bucket_shares(drawn)), chapter="backpack", name="table3_composition", run=run, datasets=datasets,
                        paper=paper_values("backpack_table3_composition.csv", keys={"word_type": "word_type"},
                                           metrics={"n_words": "n_words", **{b: b for b in BUCKETS}}),
                        notes="share of the (word, sense) pairs with a defined ratio whose composition ratio moves at most "

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ..data.vocab import CharVocab
-from .common import encode
+from .common import encode, in_vocab
 from .paper import fill
 
 BUCKETS = ("within_10pct", "within_20pct", "beyond_20pct")
@@ -95,6 +96,37 @@ def bucket_counts(v: Iterable[float]) -> dict[str, int]:
     for x in v:
         counts[bucket(float(x))] += 1
     return counts
+
+
+
+def sense_variation(model: torch.nn.Module, vocab: CharVocab, words: Sequence[tuple[str, str]],
+                    contexts: Callable[[str, int], Sequence[Context]]) -> tuple[pd.DataFrame, dict]:
+    """Every sense's variation for each (type, word) in vocabulary, over `contexts(word, index)`: a long table
+    (type, word, sense, contexts, variation) and the lambdas per (type, word), each word computed once."""
+    rows, lambdas = [], {}
+    for index, (kind, word) in enumerate(words):
+        if (kind, word) in lambdas or not in_vocab(vocab, word):
+            continue
+        ctx = contexts(word, index)
+        lambdas[kind, word] = lams = word_lambdas(model, vocab, word, ctx)
+        rows += [{"type": kind, "word": word, "sense": sense, "contexts": len(ctx), "variation": v}
+                 for sense, v in enumerate(variation(lams).tolist())]
+    return pd.DataFrame(rows, columns=["type", "word", "sense", "contexts", "variation"]), lambdas
+
+
+def bucket_shares(per_sense: pd.DataFrame) -> pd.DataFrame:
+    """Table 3, long form per word type: the share of (word, sense) pairs with a defined ratio in each bucket,
+    the share left undefined, the number of words, the median variation and the mean number of contexts."""
+    rows = []
+    for kind, g in per_sense.groupby("type", sort=False):
+        counts = bucket_counts(g.variation)
+        defined = len(g) - counts[UNDEFINED]
+        rows += [{"word_type": kind, "metric": b, "ours": counts[b] / defined if defined else np.nan} for b in BUCKETS]
+        rows += [{"word_type": kind, "metric": "undefined_share", "ours": counts[UNDEFINED] / len(g)},
+                 {"word_type": kind, "metric": "n_words", "ours": g.word.nunique()},
+                 {"word_type": kind, "metric": "median_variation", "ours": g.variation.median()},
+                 {"word_type": kind, "metric": "mean_contexts", "ours": g.groupby("word").contexts.first().mean()}]
+    return pd.DataFrame(rows)
 
 
 @torch.no_grad()
