@@ -284,3 +284,11 @@ def test_bucket_shares_count_defined_pairs_per_type():
     assert t["idiom", "within_10pct"] == pytest.approx(1 / 3) and t["idiom", "beyond_20pct"] == pytest.approx(1 / 3)
     assert t["idiom", "undefined_share"] == 0.25 and t["idiom", "n_words"] == 2 and t["idiom", "mean_contexts"] == 4
     assert t["loanword", "within_10pct"] == 1.0
+
+
+def test_wider_professions_rank_person_words_by_count():
+    vocab = CharVocab.build(["士兵警察教师管理律师医生"])
+    counts = {"教师": 5, "律师": 5, "医生": 9, "士兵": 7, "管理": 50, "警察": 60}
+    got = bias.wider_professions(["管理", "教师", "律师", "医生", "士兵", "老师", "警察"], vocab, counts.get, 3,
+                                 exclude=["士兵"])
+    assert got == ["医生", "教师", "律师"]  # 管理, 警察: no person-forming last character; 老师 not in vocabulary

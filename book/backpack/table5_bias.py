@@ -51,8 +51,9 @@ from hanzilm.data.lexicon import cedict, professions
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
 from hanzilm.senses import paper
-from hanzilm.senses.bias import backpack_bias, gender_projection, gender_sense_scores, gpt_bias
-from hanzilm.senses.common import stand_in, configure, in_vocab, load_pair
+from hanzilm.senses.bias import (backpack_bias, gender_projection, gender_sense_scores, gpt_bias,
+                                  wider_professions)
+from hanzilm.senses.common import stand_in, configure, load_pair
 from hanzilm.senses.composition import CorpusText
 
 prof, run = start(profile, seed)
@@ -79,14 +80,9 @@ diagnostic
 # ## The paper's four words and a wider list
 
 # %%
-# funNLP's list also holds activities and institutions (管理, 政府, 销售): keep the names of people, by a
-# fixed list of person-forming last characters (decided before any result was seen)
-PERSON_SUFFIXES = set("员师家者生长工手人官士兵警医匠农民夫姐嫂婆妈爷娘")
 text = CorpusText(d.text for d in load_lm_corpus())
-candidates = [w for w in professions() if len(w) == 2 and w[-1] in PERSON_SUFFIXES and in_vocab(vocab, w)]
-counts = pd.Series({w: text.count(w) for w in candidates}).sort_values(ascending=False, kind="stable")
 paper_words = [w for _, w in paper.BIAS_WORDS]
-wider = [w for w in counts.index if w not in paper_words][:cfg.professions]
+wider = wider_professions(professions(), vocab, text.count, cfg.professions, exclude=paper_words)
 
 
 def row(word, edit, scope):

@@ -15,13 +15,13 @@ word's positions, and the transformer runs on the edited embeddings."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
 from ..data.vocab import CharVocab
-from .common import encode
+from .common import encode, in_vocab
 from .paper import HE, SHE, fill
 
 
@@ -93,3 +93,18 @@ def gpt_bias(model: torch.nn.Module, vocab: CharVocab, word: str, prompts: Seque
         logits = model.transformer(emb)[0, -1] @ E.T
         out.append(ratio_from_logits(logits, he, she).item())
     return np.array(out)
+
+
+# funNLP's profession list also holds activities and institutions (管理, 政府, 销售): keep the names of people,
+# by a fixed list of person-forming last characters (decided before any result was seen)
+PERSON_SUFFIXES = frozenset("员师家者生长工手人官士兵警医匠农民夫姐嫂婆妈爷娘")
+
+
+def wider_professions(words: Sequence[str], vocab: CharVocab, count: Callable[[str], int], n: int,
+                      exclude: Sequence[str] = ()) -> list[str]:
+    """The `n` most frequent (by `count`, ties in list order) two-character person words of `words` whose
+    characters are all in the vocabulary, leaving out `exclude` (the paper's own words)."""
+    candidates = [w for w in words if len(w) == 2 and w[-1] in PERSON_SUFFIXES and in_vocab(vocab, w)]
+    ranked = sorted(candidates, key=lambda w: -count(w))        # stable: ties keep the list order
+    return [w for w in ranked if w not in exclude][:n]
+
