@@ -34,6 +34,15 @@ def test_configure_applies_overrides_including_nested():
     assert Profile("p", "", "").configure(ExampleConfig()) == ExampleConfig()  # defaults are the paper's
 
 
+def test_variant_overrides_apply_on_top():
+    prof = Profile("t", "", "", overrides={"example": {"n_layer": 2, "optim.steps": 100},
+                                            "example/big": {"n_layer": 4}})
+    assert prof.configure(ExampleConfig(), variant="big") == ExampleConfig(n_layer=4, optim=Optim(steps=100))
+    assert prof.configure(ExampleConfig(), variant="other") == prof.configure(ExampleConfig())
+    with pytest.raises(HanzilmError, match="example/bad: ExampleConfig has no field 'layers'"):
+        Profile("t", "", "", overrides={"example/bad": {"layers": 1}}).configure(ExampleConfig(), variant="bad")
+
+
 def test_configure_rejects_unknown_fields():
     prof = Profile("t", "", "", overrides={"example": {"n_layers": 2}})
     with pytest.raises(HanzilmError, match="has no field 'n_layers'"):

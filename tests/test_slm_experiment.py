@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+from hanzilm.data.readers import read_segmented
+from hanzilm.data.resolve import resolve
+from hanzilm.data.snlm import TAG_SYMBOLS, cws_normalise, display, load_snlm, to_symbols
 from hanzilm.profiles import get_profile
 from hanzilm.slm.data import CharBatches, eval_batches, pack
 from hanzilm.slm.experiment import SLMExperiment, paper_lr, slm_experiment
@@ -54,3 +57,36 @@ def test_experiment_factory():
     assert pku.train.optimizer == "adam" and pku.train.grad_clip == 1.0 and pku.train.schedule == "linear"
     for prof in ("smoke", "cpu"):
         get_profile(prof).configure(SLMExperiment())   # the overrides name real fields
+
+
+def test_cws_normalisation_rules():
+    assert cws_normalise("１９９８年") == "<num>年"
+    assert cws_normalise("２５．３万") == "<num>万" and cws_normalise("３．６３％") == "<num>"
+    assert cws_normalise("１·８万") == "<num><punc><num>万"         # · between digits stays punctuation
+    assert cws_normalise("———") == "<punc>" and cws_normalise("（宜）州") == "<punc>宜<punc>州"
+    assert cws_normalise("ＣＤ—ＲＯＭ") == "<eng><punc><eng>" and cws_normalise("二○○○年") == "二○○○年"
+    assert display(to_symbols("<num>月<punc>")) == "<num>月<punc>" and len(to_symbols("<num>月<punc>")) == 3
+
+
+def test_cws_normalisation_reproduces_the_snlm_cws_files(real_mirror):
+    """Our rules turn va.txt/te.txt into va_cws.txt/te_cws.txt token for token: the stand-in training text is
+    normalised exactly as the evaluation text."""
+    n = 0
+    for split in ("va", "te"):
+        raw = read_segmented(resolve("snlm_pku", f"pku/{split}.txt"))
+        cws = read_segmented(resolve("snlm_pku", f"pku/{split}_cws.txt"))
+        assert [[cws_normalise(w) for w in s] for s in raw] == cws
+        n += sum(map(len, raw))
+    assert n == 184_111
+
+
+def test_pku_splits_are_symbol_strings(real_mirror):
+    splits = load_snlm("pku")
+    assert [len(splits[s]) for s in ("dev", "test")] == [1841, 1790]
+    train_symbols = {c for s in splits["train"] for w in s for c in w}
+    assert set(TAG_SYMBOLS.values()) <= train_symbols
+    assert not train_symbols & set("，。、“”《》：；（）0123456789０１２３４５６７８９ＡＢＣ")
+    # sentences are held out in their raw form; after normalisation a few boilerplate lines coincide
+    # ("<punc>附图片<num>张<punc>" for other numbers), no more
+    held = {"".join(s) for s in splits["dev"] + splits["test"]}
+    assert sum("".join(s) in held for s in splits["train"]) < 100

@@ -38,6 +38,8 @@ from .metrics import segmentation_metrics
 MAX_SEG_LEN = {"pku": 5, "ptb": 10}                 # k (paper text)
 WARMUP_FRACTION = {"pku": 1024 / 8192, "ptb": 0.0}  # the authors' warmup steps over 8192 steps
 DATASETS = {"pku": ["snlm_pku", "pku_training_pd199801"], "ptb": ["snlm_ptb"]}
+# recorded beside the checksums (run keys and provenance): how the files are read
+DATA_FORM = {"pku": {"form": "SNLM _cws: <punc>/<num>/<eng> symbols"}}
 SELECTIONS = {"unsupervised": None, "lightly supervised": "dev_mcc"}   # -> trainer selection (None: metric)
 
 
@@ -77,7 +79,7 @@ def slm_experiment(corpus: str, encoder: str, *, profile: str | Profile, seed: i
     dropout (as the authors), the authors' unsupervised learning rate unless `lr` is given."""
     base = SLMExperiment(corpus=corpus, model=SLMConfig(encoder=encoder, max_seg_len=MAX_SEG_LEN[corpus],
                                                         encoder_dropout=0.0 if encoder == "rslm" else 0.15))
-    cfg = get_profile(profile).configure(base)
+    cfg = get_profile(profile).configure(base, variant=corpus)
     train = dataclasses.replace(cfg.train, seed=seed, lr=paper_lr(corpus, encoder) if lr is None else lr,
                                 warmup_steps=round(cfg.train.steps * WARMUP_FRACTION[corpus]))
     return dataclasses.replace(cfg, train=train)
@@ -103,7 +105,8 @@ def load_data(corpus: str, train_sentences: int | None = None) -> SLMData:
     splits = load_snlm(corpus)
     train = splits["train"][:train_sentences] if train_sentences else splits["train"]
     vocab = build_vocab(["".join(s) for s in train])
-    return SLMData(corpus, train, splits["dev"], splits["test"], vocab, checksums(DATASETS[corpus]))
+    return SLMData(corpus, train, splits["dev"], splits["test"], vocab,
+                   {**checksums(DATASETS[corpus]), **DATA_FORM.get(corpus, {})})
 
 
 # ---- word2vec initialisation -----------------------------------------------------------------------------
