@@ -90,7 +90,9 @@ show(write_results(stats.stats_table(dev_split, split_notes, ["sentences", "word
 #
 # PTB is the authors' data throughout. For PKU, `dev` (`va`) and `test` (`te`) are the authors' files, but
 # their `train` (`tr`) could not be obtained: ours is the People's Daily stand-in minus every sentence that
-# occurs in `va` or `te`.
+# occurs in `va` or `te`. PKU is counted in the form the models read, SNLM's `_cws` files: a number, a run
+# of Latin letters or a run of punctuation is one character (`<num>`, `<eng>`, `<punc>`), so our PKU character
+# counts are below the paper column's, which counts the characters of `va.txt`/`te.txt`.
 
 # %%
 snlm = {(corpus.upper(), split): sents for corpus in ("pku", "ptb") for split, sents in load_snlm(corpus).items()}
@@ -105,7 +107,8 @@ table1_mslm = write_results(
     paper=paper_values("data_statistics.csv", keys={"dataset": "dataset", "split": "split"},
                        metrics={m: m for m in ("sentences", "words", "characters")},
                        where={"table": "mslm_table1"}),
-    notes="PKU train is rebuilt from the People's Daily 1998-01 stand-in",
+    notes="PKU train is rebuilt from the People's Daily 1998-01 stand-in; PKU in the SNLM _cws form "
+          "(<num>/<eng>/<punc> count as one character each)",
 )
 show(table1_mslm)
 
