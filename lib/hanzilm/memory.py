@@ -4,6 +4,9 @@ Training allocates and frees the same large tensors (a segmental LM's (positions
 logits are hundreds of MB) every step. glibc serves blocks above its mmap threshold with fresh mmap()s and
 unmaps them on free, so each step pays page faults to zero them again: on this project's 2-core machine that
 was a third of a segmental-LM step spent in the kernel. Raising the thresholds makes freed blocks reusable.
+They stay bounded (blocks of 256 MB and more are still mapped afresh, and more than 512 MB free at the top of
+the heap is returned): with unbounded thresholds two dim-256 PKU segmental-LM workers each grew past 12 GB and
+were killed for lack of memory.
 """
 
 from __future__ import annotations
@@ -24,4 +27,4 @@ def keep_freed_memory() -> bool:
     except (OSError, AttributeError, TypeError):
         return False
     return all(mallopt(param, value) == 1 for param, value in
-               ((M_MMAP_THRESHOLD, 1 << 30), (M_TRIM_THRESHOLD, (1 << 31) - 1), (M_TOP_PAD, 256 << 20)))
+               ((M_MMAP_THRESHOLD, 256 << 20), (M_TRIM_THRESHOLD, 512 << 20), (M_TOP_PAD, 64 << 20)))
