@@ -2,7 +2,7 @@
 evaluating each model selection once (cached beside its checkpoints).
 
     ch = get_profile("cpu").configure(SLMChapter())
-    train_all(ch, profile="cpu")          # every (corpus, encoder, seed) run, two workers on 2 cores
+    train_all(ch, profile="cpu")          # every (corpus, encoder, seed) run, `workers` processes at once
     runs = evaluate_all(ch, profile="cpu")  # one row per run x selection: word F1, boundary P/R/F1/MCC, bpc
     table2(runs)                          # median and mean +- sd over seeds, long form for write_results
 
