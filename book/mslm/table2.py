@@ -156,7 +156,7 @@ display(Markdown(f"**On our runs:** {held}."))
 # exaggerated form of the paper's finding. The authors' RSLM needs far longer too: their released log
 # (`Output/ExperimentsA/pku/pku_rslm_lr1e-3_s13.csv`) has dev boundary MCC 0.51 after 4 M characters and 0.56
 # after 6 M, where their MSLM had 0.71 and 0.74. Longer PKU training (`train.steps` under `mslm/pku` in
-# `lib/hanzilm/profiles.py`) is the knob for the RSLM cells; it costs about a minute per 40 steps per run.
+# `lib/hanzilm/profiles.py`) is the knob for the RSLM cells; it costs roughly a minute per 50 steps per run.
 
 # %%
 pku = runs[runs.dataset == "PKU"].groupby(["selection", "model"]).word_f1.median()
