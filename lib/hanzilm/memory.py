@@ -5,8 +5,8 @@ logits are hundreds of MB) every step. glibc serves blocks above its mmap thresh
 unmaps them on free, so each step pays page faults to zero them again: on this project's 2-core machine that
 was a third of a segmental-LM step spent in the kernel. Raising the thresholds makes freed blocks reusable.
 They stay bounded (blocks of 256 MB and more are still mapped afresh, and more than 512 MB free at the top of
-the heap is returned): with unbounded thresholds two dim-256 PKU segmental-LM workers each grew past 12 GB and
-were killed for lack of memory.
+the heap is returned): over 40 dim-256 PKU steps of 2,048 characters the peak is 7.4 GB against 8.6 GB with
+unbounded thresholds, at the same speed.
 """
 
 from __future__ import annotations

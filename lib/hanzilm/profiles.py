@@ -119,8 +119,10 @@ PROFILES: dict[str, Profile] = {
             # 512-character batches at lr 3e-3, 4,000 steps = 2 M characters (half an epoch)
             "mslm/ptb": {"model.dim": 128, "model.feedforward_dim": 254, "batch_chars": 512, "train.steps": 4000,
                          "train.eval_every": 400, "train.checkpoint_every": 200, "train.log_every": 50},
-            # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split; one 2-thread worker (a
-            # dim-256 PKU run peaks above 12 GB: two at once do not fit in 24 GB)
+            # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split; one 2-thread worker: two
+            # dim-256 PKU workers ran out of 24 GB (an MSLM step on a batch that mixes one long sentence with many
+            # short ones, at the seam of two length-sorted pools, e.g. 161 sentences padded to 551 characters,
+            # peaks above 6 GB in attention)
             "mslm_chapter": {"seeds": {"*": (0,), "pku/rslm": (0, 1, 2), "pku/mslm": (0, 1, 2)}, "f1_split": "test",
                              "workers": 1,
                              "lr": {**{f"pku/{e}": 1e-3 for e in ("rslm", "mslm", "dmslm")},
