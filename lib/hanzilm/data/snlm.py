@@ -73,6 +73,12 @@ def pku_train_from_standin(standin: Sentences, heldout: list[Sentences]) -> Sent
     return [[to_symbols(cws_normalise(w)) for w in s] for s in standin if s and _key(s) not in held]
 
 
+def snlm_form(corpus: str) -> dict[str, str]:
+    """How `load_snlm` reads `corpus`, recorded beside the file checksums (run keys and provenance): the same
+    files read another way are other data."""
+    return {"form": "SNLM _cws: <punc>/<num>/<eng> symbols"} if corpus == "pku" else {}
+
+
 def load_snlm(corpus: str) -> dict[str, Sentences]:
     """train/dev/test sentences of the SNLM `pku` (`_cws` form, train from the stand-in) or `ptb` corpus."""
     if corpus == "ptb":

@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from ..data.resolve import checksums
-from ..data.snlm import load_snlm
+from ..data.snlm import load_snlm, snlm_form
 from ..data.vocab import CharVocab
 from ..embeddings import word2vec_vectors
 from ..models.slm import SLMConfig, SegmentalLM
@@ -38,8 +38,6 @@ from .metrics import segmentation_metrics
 MAX_SEG_LEN = {"pku": 5, "ptb": 10}                 # k (paper text)
 WARMUP_FRACTION = {"pku": 1024 / 8192, "ptb": 0.0}  # the authors' warmup steps over 8192 steps
 DATASETS = {"pku": ["snlm_pku", "pku_training_pd199801"], "ptb": ["snlm_ptb"]}
-# recorded beside the checksums (run keys and provenance): how the files are read
-DATA_FORM = {"pku": {"form": "SNLM _cws: <punc>/<num>/<eng> symbols"}}
 SELECTIONS = {"unsupervised": None, "lightly supervised": "dev_mcc"}   # -> trainer selection (None: metric)
 
 
@@ -106,7 +104,7 @@ def load_data(corpus: str, train_sentences: int | None = None) -> SLMData:
     train = splits["train"][:train_sentences] if train_sentences else splits["train"]
     vocab = build_vocab(["".join(s) for s in train])
     return SLMData(corpus, train, splits["dev"], splits["test"], vocab,
-                   {**checksums(DATASETS[corpus]), **DATA_FORM.get(corpus, {})})
+                   {**checksums(DATASETS[corpus]), **snlm_form(corpus)})
 
 
 # ---- word2vec initialisation -----------------------------------------------------------------------------
