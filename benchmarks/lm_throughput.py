@@ -19,8 +19,8 @@ import time
 
 import torch
 
-from hanzilm.models.backpack import Backpack, BackpackConfig
-from hanzilm.models.gpt import GPT, GPTConfig
+from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
+from hanzilm.papers.backpack.gpt import GPT, GPTConfig
 from hanzilm.train import TrainConfig, make_optimizer
 
 
@@ -43,7 +43,7 @@ def main() -> None:
     torch.manual_seed(0)
     real = None
     if a.corpus:
-        from hanzilm.lm.data import BlockBatches, encoded_corpus
+        from hanzilm.papers.backpack.data import BlockBatches, encoded_corpus
         corpus = encoded_corpus()
         a.vocab = len(corpus.vocab)
         real = BlockBatches(corpus.splits["train"], a.batch, a.block, seed=0)

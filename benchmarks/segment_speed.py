@@ -24,7 +24,7 @@ import torch
 from hanzilm.data.readers import read_lines
 from hanzilm.data.resolve import resolve
 from hanzilm.eval.sighan import score
-from hanzilm.segment import experiment as ex
+from hanzilm.papers.mmtnn import experiment as ex
 from hanzilm.store import load_summary
 from hanzilm.train import make_optimizer
 

@@ -18,10 +18,10 @@ import time
 import torch
 
 from hanzilm.memory import keep_freed_memory
-from hanzilm.models.slm import SLMConfig, SegmentalLM
-from hanzilm.segment.lattice import log_marginal
-from hanzilm.slm.data import CharBatches
-from hanzilm.slm.experiment import MAX_SEG_LEN, load_data
+from hanzilm.papers.mslm.model import SLMConfig, SegmentalLM
+from hanzilm.papers.mslm.lattice import log_marginal
+from hanzilm.papers.mslm.data import CharBatches
+from hanzilm.papers.mslm.experiment import MAX_SEG_LEN, load_data
 
 ANCHOR_GFLOPS, ANCHOR_AUTHORS_CHARS_S = 172.0, 1170.0
 

@@ -4,8 +4,8 @@ residual of Appendix A.1, the parameter-count formula, exact resume."""
 import pytest
 import torch
 
-from hanzilm.models.backpack import Backpack, BackpackConfig, backpack_param_count, causal_sense_mix
-from hanzilm.models.gpt import GPTConfig
+from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig, backpack_param_count, causal_sense_mix
+from hanzilm.papers.backpack.gpt import GPTConfig
 from hanzilm.train import TrainConfig, train
 
 CFG = BackpackConfig(vocab_size=40, block_size=16, n_layer=2, n_head=2, n_embd=16, n_senses=4)

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from hanzilm.models.gpt import GPT, GPTConfig, gpt_param_count
+from hanzilm.papers.backpack.gpt import GPT, GPTConfig, gpt_param_count
 from hanzilm.train import TrainConfig, train
 
 CFG = GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=2, n_embd=16)

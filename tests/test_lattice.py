@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from hanzilm.segment.lattice import log_marginal, split, viterbi
+from hanzilm.papers.mslm.lattice import log_marginal, split, viterbi
 
 
 def compositions(n: int, K: int):

@@ -5,9 +5,9 @@ import itertools
 import torch
 
 from hanzilm.data.vocab import CharVocab
-from hanzilm.lm.cloze import ClozeConfig, beam_candidates, build_cloze, evaluate_cloze, sentences, split_last_word
-from hanzilm.lm.data import SPECIALS
-from hanzilm.models.gpt import GPT, GPTConfig
+from hanzilm.papers.backpack.cloze import ClozeConfig, beam_candidates, build_cloze, evaluate_cloze, sentences, split_last_word
+from hanzilm.papers.backpack.data import SPECIALS
+from hanzilm.papers.backpack.gpt import GPT, GPTConfig
 
 
 def test_sentences_round_trip_and_split_last_word():
@@ -69,7 +69,7 @@ def test_narrow_beam_keeps_the_best_prefixes_per_step():
 def test_evaluate_cloze_counts_ranks():
     vocab = CharVocab.build(["北京上海。天气"], specials=SPECIALS)
     m = _tiny_lm(len(vocab))
-    from hanzilm.lm.cloze import ClozeCase
+    from hanzilm.papers.backpack.cloze import ClozeCase
     cases = [ClozeCase(0, "天气上海", "北京", "。"), ClozeCase(1, "上海", "天气", "。")]
     scores, rows = evaluate_cloze(m, cases, vocab, beam=len(vocab) ** 2)
     assert scores["cases"] == 2 and all(r["rank"] >= 0 for r in rows)  # an exhaustive beam always finds it
@@ -77,8 +77,8 @@ def test_evaluate_cloze_counts_ranks():
 
 
 def test_last_logits_equal_the_full_forward_for_both_models():
-    from hanzilm.lm.cloze import last_logits
-    from hanzilm.models.backpack import Backpack, BackpackConfig
+    from hanzilm.papers.backpack.cloze import last_logits
+    from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
     torch.manual_seed(0)
     ids = torch.randint(0, 20, (3, 9))
     for m in (GPT(GPTConfig(vocab_size=20, block_size=12, n_layer=1, n_head=2, n_embd=8)).eval(),

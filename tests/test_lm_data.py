@@ -6,8 +6,8 @@ import numpy as np
 import torch
 
 from hanzilm.data.vocab import CharVocab
-from hanzilm.lm.data import DOC, SPECIALS, BlockBatches, encode_documents
-from hanzilm.lm.evaluate import perplexity, stream_nll
+from hanzilm.papers.backpack.data import DOC, SPECIALS, BlockBatches, encode_documents
+from hanzilm.papers.backpack.perplexity import perplexity, stream_nll
 
 
 def _vocab():

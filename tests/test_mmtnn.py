@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from hanzilm.models.tagger import TaggerSpec, WindowTagger, path_score
-from hanzilm.segment.encoding import Encoder
-from hanzilm.segment.tags import START, VALID, VALID_END, tags_to_words, words_to_tags
-from hanzilm.segment.viterbi import path_scores, viterbi
+from hanzilm.papers.mmtnn.tagger import TaggerSpec, WindowTagger, path_score
+from hanzilm.papers.mmtnn.encoding import Encoder
+from hanzilm.papers.mmtnn.tags import START, VALID, VALID_END, tags_to_words, words_to_tags
+from hanzilm.papers.mmtnn.viterbi import path_scores, viterbi
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -172,7 +172,7 @@ def test_encoder_windows_bigrams_and_persistence(tmp_path):
 
 
 def test_bigram_embeddings_start_as_the_mean_of_their_characters():
-    from hanzilm.segment.experiment import SegmentationConfig, build_model
+    from hanzilm.papers.mmtnn.experiment import SegmentationConfig, build_model
 
     enc = Encoder.build(["我爱北京", "北京欢迎你"], min_freq=1, bigrams=True, bigram_min_freq=1)
     cfg = SegmentationConfig(model="mmtnn", bigram=True, dim=6, hidden=8, factors=2)
@@ -184,7 +184,7 @@ def test_bigram_embeddings_start_as_the_mean_of_their_characters():
 
 
 def test_pretrained_rows_and_nearest_neighbours():
-    from hanzilm.embeddings import init_table, nearest
+    from hanzilm.papers.mmtnn.pretrain import init_table, nearest
 
     itos = ["<unk>", "一", "二", "王", "，"]
     table = torch.zeros(5, 2)

@@ -11,10 +11,10 @@ import torch
 
 from hanzilm.cli import main
 from hanzilm.errors import DataError
-from hanzilm.models.tagger import TaggerSpec, WindowTagger
-from hanzilm.segment.encoding import Encoder
-from hanzilm.segment.segmenter import Segmenter, iter_lines, segment_stream
-from hanzilm.segment.tags import B, E, M, S, allowed_tags, normalize
+from hanzilm.papers.mmtnn.tagger import TaggerSpec, WindowTagger
+from hanzilm.papers.mmtnn.encoding import Encoder
+from hanzilm.papers.mmtnn.segmenter import Segmenter, iter_lines, segment_stream
+from hanzilm.papers.mmtnn.tags import B, E, M, S, allowed_tags, normalize
 
 SENTENCES = [["我们", "在", "北京", "工作", "。"], ["今天", "北京", "天气", "很", "好", "。"],
              ["我们", "今天", "很", "好", "。"], ["１９９８年", "北京", "工作", "会议", "。"]]

@@ -12,11 +12,12 @@ from hanzilm.data import lexicon
 from hanzilm.data.readers import CedictEntry
 from hanzilm.data.vocab import CharVocab
 from hanzilm.errors import DataError
-from hanzilm.lm.data import SPECIALS
-from hanzilm.models.backpack import Backpack, BackpackConfig
-from hanzilm.models.gpt import GPT, GPTConfig
-from hanzilm.senses import amplify, bias, composition, idioms, paper, projection, similarity
-from hanzilm.senses.common import encode
+from hanzilm.papers.backpack.data import SPECIALS
+from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
+from hanzilm.papers.backpack.gpt import GPT, GPTConfig
+from hanzilm.papers.backpack import amplify, bias, composition, idioms, projection, similarity
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.common import encode
 
 TEXT = "他她士兵警察演员教师沙滩理想天进自上有很多人撒粒海晒画蛇添足大学手机，。"
 VOCAB = CharVocab.build([TEXT], specials=SPECIALS)
@@ -236,7 +237,7 @@ def test_dictionary_pinyin_for_plot_labels():
 
 def test_cli_senses_prints_every_sense(monkeypatch, capsys):
     from hanzilm import cli
-    from hanzilm.senses import common
+    from hanzilm.papers.backpack import common
 
     m = _backpack()
     monkeypatch.setattr(common, "load_trained", lambda profile, model: (m, VOCAB))

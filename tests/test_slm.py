@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hanzilm.models.slm import SPECIALS, SLMConfig, SegmentalLM, causal_mask, span_mask
+from hanzilm.papers.mslm.model import SPECIALS, SLMConfig, SegmentalLM, causal_mask, span_mask
 
 N_SPECIAL = len(SPECIALS)
 
@@ -123,7 +123,7 @@ def test_bf16_output_is_close_and_only_in_training():
 def test_first_layer_residual_is_a_choice():
     """Without the residual (the authors' first layer) a position's own input reaches the output only through
     attention: with the attention output zeroed, every position's output is the same."""
-    from hanzilm.models.slm import SegmentalAttentionLayer
+    from hanzilm.papers.mslm.model import SegmentalAttentionLayer
     torch.manual_seed(0)
     x = torch.randn(2, 7, 16)
     allowed = torch.ones(1, 1, 7, 7, dtype=torch.bool)

@@ -9,9 +9,9 @@ import pytest
 
 from hanzilm import paths
 from hanzilm.profiles import get_profile
-from hanzilm.slm import chapter, report
-from hanzilm.slm.chapter import SLMChapter, cells, evaluate_run, orderings, side_by_side, table2, unique_runs
-from hanzilm.slm.experiment import evaluate_corpus, load_data, slm_experiment, train_slm
+from hanzilm.papers.mslm import chapter, report
+from hanzilm.papers.mslm.chapter import SLMChapter, cells, evaluate_run, orderings, side_by_side, table2, unique_runs
+from hanzilm.papers.mslm.experiment import evaluate_corpus, load_data, slm_experiment, train_slm
 
 
 def test_paper_grid_runs_each_selection_at_the_authors_rate():

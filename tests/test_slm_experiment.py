@@ -10,9 +10,9 @@ from hanzilm.data.readers import read_segmented
 from hanzilm.data.resolve import resolve
 from hanzilm.data.snlm import TAG_SYMBOLS, cws_normalise, display, load_snlm, to_symbols
 from hanzilm.profiles import get_profile
-from hanzilm.slm.data import CharBatches, eval_batches, pack
-from hanzilm.slm.experiment import SLMExperiment, paper_lr, slm_experiment
-from hanzilm.slm.metrics import boundaries, boundary_counts, segmentation_metrics
+from hanzilm.papers.mslm.data import CharBatches, eval_batches, pack
+from hanzilm.papers.mslm.experiment import SLMExperiment, paper_lr, slm_experiment
+from hanzilm.papers.mslm.metrics import boundaries, boundary_counts, segmentation_metrics
 
 
 def test_boundaries_and_counts():

@@ -40,10 +40,10 @@ from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus
 from hanzilm.data.lexicon import idioms
 from hanzilm.notebook import start
 from hanzilm.results import write_results
-from hanzilm.senses import paper
-from hanzilm.senses.common import configure, in_vocab, load_pair, stand_in
-from hanzilm.senses.composition import CorpusText, draw_words
-from hanzilm.senses.idioms import idiom_senses
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.common import configure, in_vocab, load_pair, stand_in
+from hanzilm.papers.backpack.composition import CorpusText, draw_words
+from hanzilm.papers.backpack.idioms import idiom_senses
 
 prof, run = start(profile, seed)
 cfg = configure(prof)

@@ -33,9 +33,9 @@ seed = 0
 # %%
 import pandas as pd
 
-from hanzilm.lm.experiment import configure
-from hanzilm.lm.data import encoded_corpus
-from hanzilm.lm.tables import PAPER_VOCAB, paper_configs, parameter_rows, profile_configs
+from hanzilm.papers.backpack.experiment import configure
+from hanzilm.papers.backpack.data import encoded_corpus
+from hanzilm.papers.backpack.tables import PAPER_VOCAB, paper_configs, parameter_rows, profile_configs
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
 

@@ -50,10 +50,10 @@ import torch
 from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus, split_documents
-from hanzilm.lm import experiment as lmx
-from hanzilm.lm.cloze import ClozeConfig, build_cloze, evaluate_cloze
-from hanzilm.lm.data import encoded_corpus
-from hanzilm.lm.tables import CORPUS_NOTE, cloze_note, paired_cloze, verdict
+from hanzilm.papers.backpack import experiment as lmx
+from hanzilm.papers.backpack.cloze import ClozeConfig, build_cloze, evaluate_cloze
+from hanzilm.papers.backpack.data import encoded_corpus
+from hanzilm.papers.backpack.tables import CORPUS_NOTE, cloze_note, paired_cloze, verdict
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
 

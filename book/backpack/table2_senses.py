@@ -46,9 +46,9 @@ from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.senses import paper
-from hanzilm.senses.common import stand_in, configure, load_pair
-from hanzilm.senses.projection import composition_rate, frequent_characters, sense_columns, top_characters
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.common import stand_in, configure, load_pair
+from hanzilm.papers.backpack.projection import composition_rate, frequent_characters, sense_columns, top_characters
 
 prof, run = start(profile, seed)
 cfg = configure(prof)

@@ -55,9 +55,9 @@ from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus
 from hanzilm.data.lexicon import cedict, compound_candidates, idioms, loanwords
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
-from hanzilm.senses import paper
-from hanzilm.senses.common import stand_in, configure, in_vocab, load_pair
-from hanzilm.senses.composition import (BUCKETS, CorpusText, bucket_counts, bucket_shares, draw_words,
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.common import stand_in, configure, in_vocab, load_pair
+from hanzilm.papers.backpack.composition import (BUCKETS, CorpusText, bucket_counts, bucket_shares, draw_words,
                                         prompt_contexts, sense_variation, word_vector)
 
 prof, run = start(profile, seed)

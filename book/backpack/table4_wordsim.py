@@ -47,10 +47,10 @@ from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.data.lexicon import wordsim
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
-from hanzilm.senses import paper
-from hanzilm.senses.common import stand_in, configure, in_vocab, load_pair
-from hanzilm.senses.composition import prompt_contexts, word_lambdas, word_vector
-from hanzilm.senses.similarity import all_senses, backpack_word_senses, correlations, embedding_word_vector
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.common import stand_in, configure, in_vocab, load_pair
+from hanzilm.papers.backpack.composition import prompt_contexts, word_lambdas, word_vector
+from hanzilm.papers.backpack.similarity import all_senses, backpack_word_senses, correlations, embedding_word_vector
 
 prof, run = start(profile, seed)
 cfg = configure(prof)

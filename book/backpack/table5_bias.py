@@ -50,11 +50,11 @@ from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus
 from hanzilm.data.lexicon import cedict, professions
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
-from hanzilm.senses import paper
-from hanzilm.senses.bias import (backpack_bias, gender_projection, gender_sense_scores, gpt_bias,
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.bias import (backpack_bias, gender_projection, gender_sense_scores, gpt_bias,
                                   wider_professions)
-from hanzilm.senses.common import stand_in, configure, load_pair
-from hanzilm.senses.composition import CorpusText
+from hanzilm.papers.backpack.common import stand_in, configure, load_pair
+from hanzilm.papers.backpack.composition import CorpusText
 
 prof, run = start(profile, seed)
 cfg = configure(prof)

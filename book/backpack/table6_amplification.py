@@ -44,9 +44,9 @@ from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
-from hanzilm.senses import paper
-from hanzilm.senses.amplify import greedy, target_ratios
-from hanzilm.senses.common import configure, load_pair, stand_in
+from hanzilm.papers.backpack import prompts as paper
+from hanzilm.papers.backpack.amplify import greedy, target_ratios
+from hanzilm.papers.backpack.common import configure, load_pair, stand_in
 
 prof, run = start(profile, seed)
 cfg = configure(prof)

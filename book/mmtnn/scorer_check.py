@@ -44,7 +44,7 @@ from hanzilm.data.resolve import resolve
 from hanzilm.eval.sighan import ScoreResult, format_report, offset_counts, score
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.segment import experiment as ex
+from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
 jieba.setLogLevel(60)

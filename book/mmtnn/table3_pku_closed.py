@@ -35,7 +35,7 @@ import pandas as pd
 
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
-from hanzilm.segment import experiment as ex
+from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
 base = ex.configure(prof, dataset="pku")

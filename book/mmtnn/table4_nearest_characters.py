@@ -28,10 +28,10 @@ seed = 0
 # %%
 import pandas as pd
 
-from hanzilm.embeddings import nearest
+from hanzilm.papers.mmtnn.pretrain import nearest
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.segment import experiment as ex
+from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
 segmenter = ex.get_segmenter(ex.configure(prof, dataset="pku", model="mmtnn"), prof)

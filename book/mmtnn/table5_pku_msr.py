@@ -32,10 +32,10 @@ seed = 0
 # %%
 import pandas as pd
 
-from hanzilm.embeddings import Word2VecConfig
+from hanzilm.papers.mmtnn.pretrain import Word2VecConfig
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
-from hanzilm.segment import experiment as ex
+from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
 w2v = prof.configure(Word2VecConfig())

@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt
 
 from hanzilm.notebook import start
 from hanzilm.results import write_results
-from hanzilm.slm import chapter, report
-from hanzilm.slm.experiment import DATASETS
+from hanzilm.papers.mslm import chapter, report
+from hanzilm.papers.mslm.experiment import DATASETS
 
 prof, run = start(profile, seed)
 ch = prof.configure(chapter.SLMChapter())

@@ -59,9 +59,9 @@ from IPython.display import Markdown, display
 
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.slm import chapter
-from hanzilm.models.slm import ENCODERS
-from hanzilm.slm.experiment import DATASETS, slm_experiment
+from hanzilm.papers.mslm import chapter
+from hanzilm.papers.mslm.model import ENCODERS
+from hanzilm.papers.mslm.experiment import DATASETS, slm_experiment
 
 prof, run = start(profile, seed)
 ch = prof.configure(chapter.SLMChapter())

@@ -33,8 +33,8 @@ from IPython.display import Markdown, display
 
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.slm import chapter, report
-from hanzilm.slm.experiment import DATASETS, load_data
+from hanzilm.papers.mslm import chapter, report
+from hanzilm.papers.mslm.experiment import DATASETS, load_data
 
 prof, run = start(profile, seed)
 ch = prof.configure(chapter.SLMChapter())

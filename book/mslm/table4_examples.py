@@ -30,7 +30,7 @@ from IPython.display import display
 
 from hanzilm.notebook import start
 from hanzilm.results import write_results
-from hanzilm.slm import chapter, report
+from hanzilm.papers.mslm import chapter, report
 
 prof, run = start(profile, seed)
 ch = prof.configure(chapter.SLMChapter())

@@ -11,8 +11,8 @@ from .errors import HanzilmError
 def main(argv: list[str] | None = None) -> int:
     from .data import commands as data_commands
     from . import runner
-    from .segment import commands as segment_commands
-    from .senses import commands as senses_commands
+    from .papers.mmtnn import commands as segment_commands
+    from .papers.backpack import commands as senses_commands
 
     parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

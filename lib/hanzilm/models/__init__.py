@@ -1,1 +1,0 @@
-"""Neural models of the three papers (each chapter's models in its own module)."""

@@ -1,0 +1,110 @@
+"""Gender bias of profession words and its removal (Section 5.2.1, Table 5).
+
+Bias ratio over the prompts of Table 10 with the word filled in, at the next character:
+    E_prompts[ max(p(他|x)/p(她|x), p(她|x)/p(他|x)) ]      (1 = unbiased)
+Since both are probabilities from the same softmax, the ratio is exp(|logit(他) - logit(她)|).
+
+Backpack intervention: scale sense l of a character of the word (0.5: "half", 0: "remove"), at the word's
+positions; sense_scale multiplies C(x_j)_l before the weighted sum of Eq. 3, so alpha is untouched.
+The sense: the issue's reading of the paper's criterion |E^T(C(他)_l - C(她)_l)|: the sense in which the two
+pronouns' predictions differ most (mean absolute difference over the vocabulary).
+
+GPT-2 baseline (the paper, after Bolukbasi et al. 2016): the gender direction E x_他 - E x_她 of the input
+embeddings; the embeddings of the biased characters are projected onto its nullspace, x - (x.u)u, at the
+word's positions, and the transformer runs on the edited embeddings."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from ...data.vocab import CharVocab
+from .common import encode, in_vocab
+from .prompts import HE, SHE, fill
+
+
+def ratio_from_logits(logits: torch.Tensor, he: int, she: int) -> torch.Tensor:
+    """max(p(he)/p(she), p(she)/p(he)) from next-token logits (..., V)."""
+    return torch.exp((logits[..., he] - logits[..., she]).abs())
+
+
+@torch.no_grad()
+def gender_sense_scores(model: torch.nn.Module, vocab: CharVocab) -> torch.Tensor:
+    """(k,): mean over the vocabulary of |E^T (C(他)_l - C(她)_l)|."""
+    c = model.senses(torch.tensor([vocab.stoi[HE], vocab.stoi[SHE]]))   # (2, k, d)
+    return ((c[0] - c[1]) @ model.wte.weight.T).abs().mean(-1)
+
+
+@torch.no_grad()
+def gender_projection(model: torch.nn.Module, vocab: CharVocab, chars: str) -> torch.Tensor:
+    """(n, k): (E x_他 - E x_她)^T C(x)_l, how much sense l of each character pushes 他 over 她 wherever it
+    is summed in (Hewitt et al.'s reading of a gendered sense). A diagnostic beside the selection criterion."""
+    E = model.wte.weight
+    direction = E[vocab.stoi[HE]] - E[vocab.stoi[SHE]]
+    return model.senses(torch.tensor(vocab.encode(chars))) @ direction
+
+
+def _prompt(vocab: CharVocab, prompt: str, word: str, edit: str) -> tuple[torch.Tensor, list[int]]:
+    text = fill(prompt, word)
+    start = prompt.index("WORD")
+    ids = torch.tensor([encode(vocab, text)])
+    positions = [1 + start + t for t, c in enumerate(word) if c in edit]   # +1: the <doc> token
+    return ids, positions
+
+
+@torch.no_grad()
+def backpack_bias(model: torch.nn.Module, vocab: CharVocab, word: str, prompts: Sequence[str], edit: str = "",
+                  sense: int | None = None, scale: float = 1.0) -> np.ndarray:
+    """Bias ratio per prompt, with sense `sense` of the characters of `word` that are in `edit` scaled."""
+    he, she = vocab.stoi[HE], vocab.stoi[SHE]
+    out = []
+    for p in prompts:
+        ids, positions = _prompt(vocab, p, word, edit)
+        sense_scale = None
+        if sense is not None and positions:
+            sense_scale = torch.ones(ids.shape[1], model.config.n_senses)
+            sense_scale[positions, sense] = scale
+        out.append(ratio_from_logits(model(ids, sense_scale=sense_scale)[0, -1], he, she).item())
+    return np.array(out)
+
+
+def nullspace_project(x: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
+    """x with its component along `direction` removed (rows of x orthogonal to it afterwards)."""
+    u = direction / direction.norm()
+    return x - (x @ u).unsqueeze(-1) * u
+
+
+@torch.no_grad()
+def gpt_bias(model: torch.nn.Module, vocab: CharVocab, word: str, prompts: Sequence[str], edit: str = "",
+             project: bool = False) -> np.ndarray:
+    """Bias ratio per prompt for GPT-2; with `project`, the input embeddings of the characters of `word` in
+    `edit` are projected onto the nullspace of the gender direction E x_他 - E x_她."""
+    he, she = vocab.stoi[HE], vocab.stoi[SHE]
+    E = model.wte.weight
+    direction = E[he] - E[she]
+    out = []
+    for p in prompts:
+        ids, positions = _prompt(vocab, p, word, edit)
+        emb = model.wte(ids)
+        if project and positions:
+            emb[0, positions] = nullspace_project(emb[0, positions], direction)
+        logits = model.transformer(emb)[0, -1] @ E.T
+        out.append(ratio_from_logits(logits, he, she).item())
+    return np.array(out)
+
+
+# funNLP's profession list also holds activities and institutions (管理, 政府, 销售): keep the names of people,
+# by a fixed list of person-forming last characters (decided before any result was seen)
+PERSON_SUFFIXES = frozenset("员师家者生长工手人官士兵警医匠农民夫姐嫂婆妈爷娘")
+
+
+def wider_professions(words: Sequence[str], vocab: CharVocab, count: Callable[[str], int], n: int,
+                      exclude: Sequence[str] = ()) -> list[str]:
+    """The `n` most frequent (by `count`, ties in list order) two-character person words of `words` whose
+    characters are all in the vocabulary, leaving out `exclude` (the paper's own words)."""
+    candidates = [w for w in words if len(w) == 2 and w[-1] in PERSON_SUFFIXES and in_vocab(vocab, w)]
+    ranked = sorted(candidates, key=lambda w: -count(w))        # stable: ties keep the list order
+    return [w for w in ranked if w not in exclude][:n]
+

@@ -1,0 +1,49 @@
+"""`hanzilm senses CHAR`: a character's sense projections E^T C(x)_l from a trained Backpack (Table 2)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...errors import HanzilmError
+from ...profiles import PROFILES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("senses", help="print the top characters of every sense of a character (E^T C(x)_l)",
+                       description=__doc__)
+    p.add_argument("char", help="one character, e.g. 天")
+    p.add_argument("--model", default="cpu", choices=sorted(PROFILES),
+                   help="which trained Backpack: the profile it was trained under (default: cpu)")
+    p.add_argument("--top", type=int, default=10, help="characters per sense (default: 10)")
+    p.add_argument("--no-gloss", action="store_true", help="leave out the CC-CEDICT glosses")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from ...data.lexicon import cedict
+    from .common import load_trained
+    from .projection import top_characters
+
+    if len(args.char) != 1:
+        raise HanzilmError(f"give one character, not {args.char!r}")
+    if args.top < 1:
+        raise HanzilmError("--top must be at least 1")
+    torch.set_num_threads(1)
+    model, vocab = load_trained(args.model, "backpack")
+    if args.char not in vocab.stoi or args.char in vocab.specials:
+        raise HanzilmError(f"{args.char!r} is not in the {args.model} model's vocabulary ({len(vocab)} entries)")
+    dictionary = None if args.no_gloss else cedict()
+    table = top_characters(model, vocab, args.char, min(args.top, len(vocab) - len(vocab.specials)), dictionary)
+    head = f"{args.char}" + (f" ({dictionary.gloss(args.char)})" if dictionary else "")
+    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, Backpack ({args.model}); (x)c: xc is a word")
+    for sense, g in table.groupby("sense"):
+        items = [_visible(r.top) + (f" [{r.gloss}]" if r.gloss else "") for r in g.itertuples()]
+        print(f"sense {sense:2d}: " + ("  ".join(items) if dictionary else " ".join(items)))
+    return 0
+
+
+def _visible(text: str) -> str:
+    """Whitespace characters (the vocabulary has "\\n" and spaces) written as escapes."""
+    return "".join(ascii(c)[1:-1] if c.isspace() else c for c in text)

@@ -1,0 +1,191 @@
+"""Composition ratios lambda (Section 5.1.2, Eq. 8-10; Tables 3 and 8): how a word's characters share each
+sense's weight in the predictions after the word, and how stable that share is across contexts.
+
+For a context c holding the word w = x_1..x_p at positions j_1..j_p:
+
+    lambda(c)_{l j_s} = mean over i >= j_p of  alpha_{l i j_s} / sum_t alpha_{l i j_t}          (Eq. 9)
+
+i.e. over every prediction from the one right after the word to the end of the context (the paper's
+1/(|c| - j_p) normaliser counts one prediction fewer than its sum has; we take the mean), then normalised over
+the characters (Eq. 8, already 1 after Eq. 9). A word is stably composed on sense l if lambda(c)_l hardly
+moves between contexts. Our variation measure (the paper does not define one): the largest absolute
+deviation, over contexts and characters, of lambda(c)_{l j_s} from its mean over contexts, in ratio points,
+bucketed as <= 0.10, (0.10, 0.20], > 0.20 (the paper's "<= ±10 %, <= ±20 %, >= ±20 %"), over the contexts
+where lambda is defined (a sense that puts exactly zero weight on the word in every prediction after it has
+none); a sense defined in fewer than two contexts is "undefined".
+
+Eq. 10 represents the word by its characters' senses weighted by the mean ratios:
+    C(w)_l = sum_s mean_m lambda(c_m)_{l j_s} C(x_s)_l."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ...data.vocab import CharVocab
+from .common import encode, in_vocab
+from .prompts import fill
+
+BUCKETS = ("within_10pct", "within_20pct", "beyond_20pct")
+UNDEFINED = "undefined"   # the sense never weighs the word after it (see lambdas_from_alpha)
+
+
+@dataclass(frozen=True)
+class Context:
+    text: str
+    start: int          # index of the word's first character in text
+    source: str         # "prompt" | "corpus"
+
+
+def lambdas_from_alpha(alpha: torch.Tensor, positions: Sequence[int], end: int | None = None) -> torch.Tensor:
+    """Eq. 8-9 for one context: alpha (k, T, T) of the model on it, the word's positions j_1..j_p, the
+    context's length `end` (rows from j_p to end - 1 are used). Returns lambda (k, p), rows summing to 1."""
+    end = alpha.shape[-2] if end is None else end
+    rows = alpha[:, positions[-1]:end][:, :, list(positions)]           # (k, R, p)
+    share = rows / rows.sum(-1, keepdim=True)                           # inner fraction of Eq. 9
+    # A prediction in which sense l puts no weight at all on the word (alpha underflows to exactly 0: Eq. 6 has
+    # no 1/sqrt(d) and some senses attend to one position only) has no split to measure: 0/0, left out. A sense
+    # with no such prediction in the context has an undefined lambda (NaN).
+    lam = share.nanmean(1)                                              # Eq. 9
+    return lam / lam.sum(-1, keepdim=True)                              # Eq. 8
+
+
+@torch.no_grad()
+def word_lambdas(model: torch.nn.Module, vocab: CharVocab, word: str, contexts: Sequence[Context],
+                 block_size: int | None = None) -> torch.Tensor:
+    """lambda(c)_l of `word` in every context: (q, k, p). The contexts go through the model as one batch,
+    right-padded: alpha is causal, so padding cannot change the rows used."""
+    seqs = [encode(vocab, c.text) for c in contexts]
+    block = block_size or model.block_size
+    if max(map(len, seqs)) > block:
+        raise ValueError(f"a context of {max(map(len, seqs))} tokens is longer than the block ({block})")
+    T = max(map(len, seqs))
+    ids = torch.full((len(seqs), T), seqs[0][0], dtype=torch.long)
+    for b, s in enumerate(seqs):
+        ids[b, :len(s)] = torch.tensor(s)
+    alpha = model.alpha(ids)
+    out = []
+    for b, (c, s) in enumerate(zip(contexts, seqs)):
+        positions = [1 + c.start + t for t in range(len(word))]          # +1: the <doc> token
+        assert c.text[c.start:c.start + len(word)] == word
+        out.append(lambdas_from_alpha(alpha[b], positions, len(s)))
+    return torch.stack(out)
+
+
+def variation(lams: torch.Tensor, min_contexts: int = 2) -> torch.Tensor:
+    """(k,): the largest |lambda(c)_{l,s} - mean_c lambda(c)_{l,s}| over contexts c and characters s, over
+    the contexts where lambda is defined; NaN for a sense defined in fewer than `min_contexts` contexts."""
+    defined = ~lams.isnan().any(-1)                                     # (q, k)
+    dev = (lams - lams.nanmean(0, keepdim=True)).abs().nan_to_num(nan=-1.0).amax(dim=(0, 2))
+    return torch.where(defined.sum(0) >= min_contexts, dev, torch.full_like(dev, float("nan")))
+
+
+def bucket(v: float) -> str:
+    if v != v:
+        return UNDEFINED
+    return BUCKETS[0] if v <= 0.10 else BUCKETS[1] if v <= 0.20 else BUCKETS[2]
+
+
+def bucket_counts(v: Iterable[float]) -> dict[str, int]:
+    """How many variations fall in each bucket; NaN (lambda undefined) counted as UNDEFINED."""
+    counts = dict.fromkeys((*BUCKETS, UNDEFINED), 0)
+    for x in v:
+        counts[bucket(float(x))] += 1
+    return counts
+
+
+
+def sense_variation(model: torch.nn.Module, vocab: CharVocab, words: Sequence[tuple[str, str]],
+                    contexts: Callable[[str, int], Sequence[Context]]) -> tuple[pd.DataFrame, dict]:
+    """Every sense's variation for each (type, word) in vocabulary, over `contexts(word, index)`: a long table
+    (type, word, sense, contexts, variation) and the lambdas per (type, word), each word computed once."""
+    rows, lambdas = [], {}
+    for index, (kind, word) in enumerate(words):
+        if (kind, word) in lambdas or not in_vocab(vocab, word):
+            continue
+        ctx = contexts(word, index)
+        lambdas[kind, word] = lams = word_lambdas(model, vocab, word, ctx)
+        rows += [{"type": kind, "word": word, "sense": sense, "contexts": len(ctx), "variation": v}
+                 for sense, v in enumerate(variation(lams).tolist())]
+    return pd.DataFrame(rows, columns=["type", "word", "sense", "contexts", "variation"]), lambdas
+
+
+def bucket_shares(per_sense: pd.DataFrame) -> pd.DataFrame:
+    """Table 3, long form per word type: the share of (word, sense) pairs with a defined ratio in each bucket,
+    the share left undefined, the number of words, the median variation and the mean number of contexts."""
+    rows = []
+    for kind, g in per_sense.groupby("type", sort=False):
+        counts = bucket_counts(g.variation)
+        defined = len(g) - counts[UNDEFINED]
+        rows += [{"word_type": kind, "metric": b, "ours": counts[b] / defined if defined else np.nan} for b in BUCKETS]
+        rows += [{"word_type": kind, "metric": "undefined_share", "ours": counts[UNDEFINED] / len(g)},
+                 {"word_type": kind, "metric": "n_words", "ours": g.word.nunique()},
+                 {"word_type": kind, "metric": "median_variation", "ours": g.variation.median()},
+                 {"word_type": kind, "metric": "mean_contexts", "ours": g.groupby("word").contexts.first().mean()}]
+    return pd.DataFrame(rows)
+
+
+@torch.no_grad()
+def word_vector(model: torch.nn.Module, vocab: CharVocab, word: str, lams: torch.Tensor) -> torch.Tensor:
+    """Eq. 10: C(w)_l = sum_s (mean over contexts of lambda_{l,s}) C(x_s)_l, (k, d). A sense whose lambda is
+    undefined in every context gets equal weights 1/p (Eq. 10 has nothing to say about it)."""
+    senses = model.senses(torch.tensor(vocab.encode(word)))             # (p, k, d)
+    weights = lams.nanmean(0).nan_to_num(nan=1.0 / len(word)).T          # (p, k)
+    return (weights.unsqueeze(-1) * senses).sum(0)
+
+
+# --- contexts ------------------------------------------------------------------------------------------------
+def prompt_contexts(word: str, prompts: Sequence[str]) -> list[Context]:
+    """The paper's prompts (Table 9) with the word filled in."""
+    out = []
+    for p in prompts:
+        text = fill(p, word)
+        out.append(Context(text, p.index("WORD"), "prompt"))
+    return out
+
+
+class CorpusText:
+    """The corpus as one string (documents joined by newlines) for finding a word's occurrences."""
+
+    def __init__(self, texts: Iterable[str]):
+        self.text = "\n".join(texts)
+
+    def count(self, word: str) -> int:
+        return self.text.count(word)
+
+    def occurrences(self, word: str, limit: int = 10_000) -> list[int]:
+        out, i = [], self.text.find(word)
+        while i >= 0 and len(out) < limit:
+            out.append(i)
+            i = self.text.find(word, i + len(word))
+        return out
+
+    def contexts(self, word: str, n: int, before: int, after: int, rng: np.random.Generator) -> list[Context]:
+        """n windows around occurrences of `word` drawn with `rng` (all if fewer), each cut at line ends:
+        up to `before` characters before the word and `after` after it."""
+        occ = self.occurrences(word)
+        if len(occ) > n:
+            occ = sorted(rng.choice(occ, size=n, replace=False).tolist())
+        out = []
+        for i in occ:
+            lo = max(0, i - before, self.text.rfind("\n", 0, i) + 1)
+            nl = self.text.find("\n", i + len(word))
+            hi = min(len(self.text), i + len(word) + after, nl if nl >= 0 else len(self.text))
+            out.append(Context(self.text[lo:hi], i - lo, "corpus"))
+        return out
+
+
+def draw_words(candidates: Sequence[str], n: int, accept: Callable[[str], bool], seed: int) -> list[str]:
+    """The first n candidates, in a random order fixed by `seed`, that `accept` keeps (all kept ones if fewer)."""
+    order = np.random.default_rng(seed).permutation(len(candidates))
+    out = []
+    for i in order:
+        if accept(candidates[i]):
+            out.append(candidates[i])
+            if len(out) == n:
+                break
+    return out

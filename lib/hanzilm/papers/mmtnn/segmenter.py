@@ -1,0 +1,183 @@
+"""A word segmenter people can use: `Segmenter.load(path).segment(text)` and `hanzilm segment --model M [FILE]`.
+
+A saved segmenter is a directory: config.json (format, model spec, sizes), model.safetensors (weights),
+chars.json (the character vocabulary) and, with bigram features, bigrams.json. No pickle anywhere.
+
+Input handling: whitespace in a line is a word boundary and is dropped from the output; half-width ASCII is looked
+up as full-width (`tags.normalize`); unknown characters map to <unk>; URLs and e-mail addresses are one word and
+runs of ASCII letters/digits are never split inside (`tags.allowed_tags`); lines longer than `max_piece`
+characters are cut at punctuation (else hard) before decoding, so memory stays bounded; an empty line stays
+empty. Decoding is batched: pieces of similar length are decoded together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence, TextIO
+
+import numpy as np
+import torch
+
+from ...errors import DataError
+from ...io import atomic_path, atomic_write_text
+from .tagger import TaggerSpec, WindowTagger
+from .encoding import Encoder
+from .tags import allowed_tags, tags_to_words
+
+FORMAT = "hanzilm.papers.mmtnner/1"
+_BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
+
+
+class Segmenter:
+    def __init__(self, model: WindowTagger, encoder: Encoder, *, rules: bool = True, max_piece: int = 1000,
+                 batch_chars: int = 16384):
+        self.model = model.eval()
+        self.encoder = encoder
+        self.rules = rules
+        self.max_piece = max_piece
+        self.batch_chars = batch_chars
+
+    # ---- persistence ----
+    def save(self, directory: str | Path) -> None:
+        from safetensors.torch import save_model
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.encoder.save(directory)
+        with atomic_path(directory / "model.safetensors") as tmp:
+            save_model(self.model, str(tmp))
+        config = {"format": FORMAT, "spec": dataclasses.asdict(self.model.spec),
+                  "n_chars": len(self.encoder.vocab), "n_bigrams": self.encoder.n_bigrams}
+        atomic_write_text(directory / "config.json", json.dumps(config, indent=1))  # written last
+
+    @classmethod
+    def load(cls, directory: str | Path, **options) -> Segmenter:
+        from ...store import load_model
+
+        directory = Path(directory)
+        path = directory / "config.json"
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+            if config.get("format") != FORMAT:
+                raise ValueError(f"format is {config.get('format')!r}, expected {FORMAT!r}")
+            spec = TaggerSpec(**config["spec"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise DataError(f"not a segmenter: {type(e).__name__}: {e}", path=path) from None
+        encoder = Encoder.load(directory)
+        model = WindowTagger(spec, config["n_chars"], config["n_bigrams"])
+        load_model(model, directory / "model.safetensors", device="cpu")
+        return cls(model, encoder, **options)
+
+    # ---- segmentation ----
+    def segment(self, text: str) -> list[str]:
+        """The words of one line of text (whitespace separates words and is dropped)."""
+        return self.segment_lines([text])[0]
+
+    def segment_lines(self, lines: Sequence[str]) -> list[list[str]]:
+        pieces: list[str] = []
+        where: list[int] = []
+        for n, line in enumerate(lines):
+            for chunk in line.split():
+                for piece in self._cut(chunk):
+                    pieces.append(piece)
+                    where.append(n)
+        out: list[list[str]] = [[] for _ in lines]
+        for n, words in zip(where, self.segment_pieces(pieces)):
+            out[n].extend(words)
+        return out
+
+    def _cut(self, chunk: str) -> Iterator[str]:
+        while len(chunk) > self.max_piece:
+            window = chunk[:self.max_piece]
+            cuts = [m.end() for m in _BREAK_AFTER.finditer(window)]
+            k = cuts[-1] if cuts and cuts[-1] > self.max_piece // 4 else self.max_piece
+            yield chunk[:k]
+            chunk = chunk[k:]
+        if chunk:
+            yield chunk
+
+    def segment_pieces(self, pieces: Sequence[str]) -> list[list[str]]:
+        """Words of each piece (no whitespace inside), decoded in batches of similar length."""
+        order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+        result: list[list[str]] = [[] for _ in pieces]
+        k = 0
+        while k < len(order):
+            longest = len(pieces[order[k]])
+            j = k + 1
+            while j < len(order) and (j - k + 1) * max(longest, len(pieces[order[j]])) <= self.batch_chars:
+                longest = max(longest, len(pieces[order[j]]))
+                j += 1
+            group = [pieces[i] for i in order[k:j]]
+            for i, words in zip(order[k:j], self._decode(group)):
+                result[i] = words
+            k = j
+        return result
+
+    def _decode(self, texts: list[str]) -> list[list[str]]:
+        batch = self.encoder.batch(texts)
+        allowed = None
+        if self.rules:
+            masks = [allowed_tags(t) for t in texts]
+            if any(m is not None for m in masks):
+                length = max(map(len, texts))
+                allowed = np.ones((len(texts), length, 4), dtype=bool)
+                for b, m in enumerate(masks):
+                    if m is not None:
+                        allowed[b, :len(m)] = m
+        with torch.inference_mode():
+            tags = self.model.decode(batch, allowed)
+        return [tags_to_words(t, tags[b, :len(t)].tolist()) for b, t in enumerate(texts)]
+
+
+# ---- the command line ----
+
+def iter_lines(stream: Iterable[bytes], name: str) -> Iterator[str]:
+    """Strictly decoded UTF-8 lines (BOM dropped, CR/LF stripped); a bad byte is an error naming the line."""
+    for n, raw in enumerate(stream, start=1):
+        if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            yield raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as e:
+            raise DataError(f"not valid UTF-8 at byte {e.start} of the line (byte {raw[e.start:e.start + 1].hex()}); "
+                            "convert the file to UTF-8 first", path=name, line=n) from None
+
+
+def segment_stream(segmenter: Segmenter, lines: Iterable[str], out: TextIO, sep: str = "  ",
+                   block: int = 2000) -> int:
+    """Segment lines in blocks (bounded memory for any input size); returns the number of lines."""
+    count, buf = 0, []
+    for line in lines:
+        buf.append(line)
+        if len(buf) == block:
+            count += _flush(segmenter, buf, out, sep)
+            buf = []
+    return count + _flush(segmenter, buf, out, sep)
+
+
+def _flush(segmenter: Segmenter, buf: list[str], out: TextIO, sep: str) -> int:
+    for words in segmenter.segment_lines(buf):
+        out.write(sep.join(words) + "\n")
+    return len(buf)
+
+
+def cli(args: argparse.Namespace) -> int:
+    """`hanzilm segment` (parser in segment/commands.py)."""
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    segmenter = Segmenter.load(args.model, rules=not args.no_rules)
+    out = sys.stdout
+    if args.file:
+        try:
+            with open(args.file, "rb") as f:
+                segment_stream(segmenter, iter_lines(f, args.file), out, args.sep)
+        except OSError as e:
+            raise DataError(f"cannot read file: {e.strerror}", path=args.file) from None
+    else:
+        segment_stream(segmenter, iter_lines(sys.stdin.buffer, "<stdin>"), out, args.sep)
+    out.flush()
+    return 0
