@@ -1,12 +1,14 @@
 """The three run profiles, defined here and nowhere else.
 
-Experiment configs are dataclasses whose defaults are the papers' own hyperparameters (so `paper` needs
-no overrides). A profile is a set of overrides on those dataclasses, keyed by the config's `profile_key`:
+Each paper package has one chapter config, a dataclass composed of sub-configs (model, data, training) whose
+defaults are the papers' own hyperparameters (so `paper` needs no overrides). A profile is a set of overrides on
+those dataclasses, keyed by the chapter's `profile_key`, the chapter's name ("backpack", "mmtnn", "mslm");
+dotted keys reach sub-configs ("lm.train.steps"):
 
-    cfg = get_profile("cpu").configure(LMSplitConfig())
+    ch = get_profile("cpu").configure(BackpackChapter())     # overrides applied, ch.store = Store.of("cpu")
 
-Notebooks receive `profile` (and `seed`) as papermill parameters and read every size and step count
-through `configure`, so one code path serves the CI smoke run, the laptop run and the GPU run.
+Notebooks receive `profile` (and `seed`) as papermill parameters and configure their chapter once, so one code
+path serves the CI smoke run, the laptop run and the GPU run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, TypeVar
 from .errors import HanzilmError
 
 C = TypeVar("C")
+CHAPTERS = ("backpack", "mmtnn", "mslm")
 
 
 @dataclass(frozen=True)
@@ -29,17 +32,17 @@ class Profile:
     torch_threads: int | None = None
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def configure(self, config: C, variant: str | None = None) -> C:
-        """Return `config` with this profile's overrides for `type(config).profile_key` applied, then those for
-        `<profile_key>/<variant>` (e.g. "mslm/pku": one corpus's sizes) on top.
-
-        Override keys may be dotted ("optim.lr") to reach nested dataclasses."""
+    def configure(self, config: C) -> C:
+        """`config` with this profile's overrides for `type(config).profile_key` applied and, if it has a
+        `store` field, that field set to this profile's model store."""
         key = getattr(type(config), "profile_key", None)
         if key is None:
             raise HanzilmError(f"{type(config).__name__} has no `profile_key`; profiles cannot configure it")
         config = _apply(config, self.overrides.get(key, {}), f"profile {self.name!r}, {key}")
-        if variant is not None:
-            config = _apply(config, self.overrides.get(f"{key}/{variant}", {}), f"profile {self.name!r}, {key}/{variant}")
+        if "store" in {f.name for f in dataclasses.fields(config)}:
+            from .store import Store
+
+            config = dataclasses.replace(config, store=Store.of(self.name))
         return config
 
 
@@ -60,6 +63,11 @@ def _apply(config: C, overrides: dict[str, Any], where: str) -> C:
     return dataclasses.replace(config, **direct)
 
 
+def _each(prefixes: tuple[str, ...], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The same overrides under every prefix: {"pku.dim": .., "ptb.dim": ..}."""
+    return {f"{p}.{k}": v for p in prefixes for k, v in overrides.items()}
+
+
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
         name="smoke",
@@ -68,25 +76,26 @@ PROFILES: dict[str, Profile] = {
         seeds=(0,),
         torch_threads=1,
         overrides={
-            "backpack_lm": {"n_layer": 2, "n_head": 2, "n_embd": 32, "n_senses": 4, "block_size": 64,
-                            "batch_size": 8, "dev_tokens": 2048, "test_tokens": 4096, "train.steps": 40,
-                            "train.lr": 3e-3, "train.min_lr": 3e-4, "train.warmup_steps": 5,
-                            "train.eval_every": 20, "train.checkpoint_every": 20, "train.log_every": 5},
-            "backpack_cloze": {"max_cases": 6},
-            # Backpack sense analyses (part 2): a handful of words, contexts and characters each
-            "backpack_senses": {"frequent_chars": 40, "words_per_type": 6, "corpus_contexts": 2, "professions": 6,
-                                "generate_chars": 8, "idioms": 3},
-            # MMTNN chapter: 300 PKU/MSR sentences, 1 epoch, the first 100 test lines, word2vec on 100 k characters
-            "mmtnn": {"train_sentences": 300, "epochs": 1, "lr": 0.05, "crf_max_iterations": 5},
-            "mmtnn_w2v": {"max_chars": 100_000, "epochs": 1},
-            "mmtnn_eval": {"test_lines": 100},
-            # segmental LM chapter: a 32-dim SLM on 300 training sentences, 30 steps of 512 characters
-            "mslm": {"model.dim": 32, "model.num_heads": 2, "model.feedforward_dim": 48, "batch_chars": 512,
-                     "train_sentences": 300, "dev_sentences": 40, "eval_batch_chars": 4096, "w2v_epochs": 1,
-                     "train.steps": 30, "train.eval_every": 10, "train.checkpoint_every": 10,
-                     "train.log_every": 5},
-            "mslm_chapter": {"seeds": {"*": (0,), "pku/mslm": (0, 1)}, "f1_split": "heldout", "eval_sentences": 60,
-                             "lr": {f"{c}/{e}": 3e-3 for c in ("pku", "ptb") for e in ("rslm", "mslm", "dmslm")}},
+            # Backpack: a 2/2/32 pair, 40 steps; a handful of cloze cases, words, contexts and characters each
+            "backpack": {"lm.n_layer": 2, "lm.n_head": 2, "lm.n_embd": 32, "lm.n_senses": 4, "lm.block_size": 64,
+                         "lm.batch_size": 8, "lm.dev_tokens": 2048, "lm.test_tokens": 4096, "lm.train.steps": 40,
+                         "lm.train.lr": 3e-3, "lm.train.min_lr": 3e-4, "lm.train.warmup_steps": 5,
+                         "lm.train.eval_every": 20, "lm.train.checkpoint_every": 20, "lm.train.log_every": 5,
+                         "cloze.max_cases": 6,
+                         "senses.frequent_chars": 40, "senses.words_per_type": 6, "senses.corpus_contexts": 2,
+                         "senses.professions": 6, "senses.generate_chars": 8, "senses.idioms": 3},
+            # MMTNN: 300 PKU/MSR sentences, 1 epoch, the first 100 test lines, word2vec on 100 k characters
+            "mmtnn": {"segmenter.train_sentences": 300, "segmenter.epochs": 1, "segmenter.lr": 0.05,
+                      "segmenter.crf_max_iterations": 5, "word2vec.max_chars": 100_000, "word2vec.epochs": 1,
+                      "test_lines": 100},
+            # segmental LMs: a 32-dim SLM on 300 training sentences, 30 steps of 512 characters
+            "mslm": {**_each(("pku", "ptb"), {
+                         "model.dim": 32, "model.num_heads": 2, "model.feedforward_dim": 48, "batch_chars": 512,
+                         "train_sentences": 300, "dev_sentences": 40, "eval_batch_chars": 4096, "w2v_epochs": 1,
+                         "train.steps": 30, "train.eval_every": 10, "train.checkpoint_every": 10,
+                         "train.log_every": 5}),
+                     "seeds": {"*": (0,), "pku/mslm": (0, 1)}, "f1_split": "heldout", "eval_sentences": 60,
+                     "lr": {f"{c}/{e}": 3e-3 for c in ("pku", "ptb") for e in ("rslm", "mslm", "dmslm")}},
         },
     ),
     "cpu": Profile(
@@ -96,37 +105,40 @@ PROFILES: dict[str, Profile] = {
         seeds=(0,),
         torch_threads=2,
         overrides={
-            # Backpack chapter: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser,
-            # 16 senses, 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each
-            "backpack_lm": {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 256, "batch_size": 16,
-                            "dev_tokens": 32768, "train.steps": 1500, "train.lr": 1.5e-3, "train.min_lr": 1.5e-4,
-                            "train.warmup_steps": 50, "train.eval_every": 200, "train.checkpoint_every": 100,
-                            "train.log_every": 25},
-            # MMTNN chapter: full stand-in training data, 8 epochs (MSR sample: at least 2,500 updates); AdaGrad lr 0.05
-            # (chosen on the PKU dev set: at the paper's 0.2 dev F1 stalls near 74 %); CRF: 80 L-BFGS iterations
-            "mmtnn": {"epochs": 8, "min_steps": 2500, "lr": 0.05, "crf_max_iterations": 80},
-            "mmtnn_w2v": {"epochs": 1, "max_chars": 10_000_000},
-            # segmental LM chapter: selection on 300 dev sentences, the output layer's training matmuls in bfloat16
-            "mslm": {"model.bf16_output": True, "dev_sentences": 300, "eval_batch_chars": 4096, "w2v_epochs": 5,
-                     "train.log_every": 25},
-            # PKU: the paper's dim 256 in 2,048-character batches at lr 1e-3 (the authors' own regime, scaled);
-            # 400 steps = 0.8 M characters (half an epoch). Calibrated on PKU MSLM: dim 128, or 512-character
-            # batches at lr 3e-3, plateau at dev boundary MCC 55-58 whatever the length; this regime passes 60
-            # within 0.5 M characters, as the authors' training logs do
-            "mslm/pku": {"model.dim": 256, "model.feedforward_dim": 509, "batch_chars": 2048, "train.steps": 400,
-                         "train.eval_every": 50, "train.checkpoint_every": 50},
-            # PTB: dim 128 (feed-forward 254 keeps the LSTM encoder's parameter count, as the authors' 509 at 256),
-            # 512-character batches at lr 3e-3, 4,000 steps = 2 M characters (half an epoch)
-            "mslm/ptb": {"model.dim": 128, "model.feedforward_dim": 254, "batch_chars": 512, "train.steps": 4000,
-                         "train.eval_every": 400, "train.checkpoint_every": 200, "train.log_every": 50},
-            # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split; one 2-thread worker: two
-            # dim-256 PKU workers ran out of 24 GB (an MSLM step on a batch that mixes one long sentence with many
-            # short ones, at the seam of two length-sorted pools, e.g. 161 sentences padded to 551 characters,
-            # peaks above 6 GB in attention)
-            "mslm_chapter": {"seeds": {"*": (0,), "pku/rslm": (0, 1, 2), "pku/mslm": (0, 1, 2)}, "f1_split": "test",
-                             "workers": 1,
-                             "lr": {**{f"pku/{e}": 1e-3 for e in ("rslm", "mslm", "dmslm")},
-                                    **{f"ptb/{e}": 3e-3 for e in ("rslm", "mslm", "dmslm")}}},
+            # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
+            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each
+            "backpack": {"lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
+                         "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
+                         "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,
+                         "lm.train.checkpoint_every": 100, "lm.train.log_every": 25},
+            # MMTNN: full stand-in training data, 8 epochs (MSR sample: at least 2,500 updates); AdaGrad lr 0.05
+            # (chosen on the PKU dev set: at the paper's 0.2 dev F1 stalls near 74 %); CRF: 80 L-BFGS iterations;
+            # word2vec: one epoch over the first 10 M characters of the LM corpus
+            "mmtnn": {"segmenter.epochs": 8, "segmenter.min_steps": 2500, "segmenter.lr": 0.05,
+                      "segmenter.crf_max_iterations": 80, "word2vec.epochs": 1, "word2vec.max_chars": 10_000_000},
+            "mslm": {
+                # both corpora: selection on 300 dev sentences, the output layer's training matmuls in bfloat16
+                **_each(("pku", "ptb"), {"model.bf16_output": True, "dev_sentences": 300, "eval_batch_chars": 4096,
+                                         "w2v_epochs": 5, "train.log_every": 25}),
+                # PKU: the paper's dim 256 in 2,048-character batches at lr 1e-3 (the authors' own regime,
+                # scaled); 400 steps = 0.8 M characters (half an epoch). Calibrated on PKU MSLM: dim 128, or
+                # 512-character batches at lr 3e-3, plateau at dev boundary MCC 55-58 whatever the length; this
+                # regime passes 60 within 0.5 M characters, as the authors' training logs do
+                **_each(("pku",), {"model.dim": 256, "model.feedforward_dim": 509, "batch_chars": 2048,
+                                   "train.steps": 400, "train.eval_every": 50, "train.checkpoint_every": 50}),
+                # PTB: dim 128 (feed-forward 254 keeps the LSTM encoder's parameter count, as the authors' 509 at
+                # 256), 512-character batches at lr 3e-3, 4,000 steps = 2 M characters (half an epoch)
+                **_each(("ptb",), {"model.dim": 128, "model.feedforward_dim": 254, "batch_chars": 512,
+                                   "train.steps": 4000, "train.eval_every": 400, "train.checkpoint_every": 200,
+                                   "train.log_every": 50}),
+                # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split; one 2-thread worker:
+                # two dim-256 PKU workers ran out of 24 GB (an MSLM step on a batch that mixes one long sentence
+                # with many short ones, at the seam of two length-sorted pools, e.g. 161 sentences padded to 551
+                # characters, peaks above 6 GB in attention)
+                "seeds": {"*": (0,), "pku/rslm": (0, 1, 2), "pku/mslm": (0, 1, 2)}, "f1_split": "test",
+                "workers": 1,
+                "lr": {**{f"pku/{e}": 1e-3 for e in ("rslm", "mslm", "dmslm")},
+                       **{f"ptb/{e}": 3e-3 for e in ("rslm", "mslm", "dmslm")}}},
         },
     ),
     "paper": Profile(

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -67,15 +67,18 @@ class Provenance:
     started: float = field(default_factory=time.time)
 
     def record(self, datasets: Iterable[str], extra: dict | None = None) -> dict:
+        from .data.manifest import load_manifest
         from .data.resolve import checksums  # the data layer imports pandas-free modules only
 
+        manifest = load_manifest()
+        datasets = [d for d in sorted(set(datasets)) if not manifest.get(d).missing]  # a missing one has no files
         commit, dirty = _git_state()
         return {
             "git_commit": commit,
             "git_dirty": dirty,
             "profile": self.profile,
             "seed": self.seed,
-            "data_sha256": checksums(sorted(set(datasets))),
+            "data_sha256": checksums(datasets),
             "versions": {"python": platform.python_version(), **{p: _version(p) for p in _VERSIONED}},
             "wall_time_s": round(time.time() - self.started, 3),
             "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -95,18 +98,25 @@ def write_results(
     chapter: str,
     name: str,
     run: Provenance,
-    datasets: Sequence[str] = (),
+    datasets: Sequence[str] | Mapping[str, Sequence[str]] = (),
+    by: str | None = None,
     paper: pd.DataFrame | None = None,
     notes: str = "",
 ) -> pd.DataFrame:
     """Write `table` (long form: keys..., metric, ours) with provenance; return it with the paper beside it.
 
+    datasets: the manifest datasets the numbers were computed from, for the whole table, or per row: a mapping
+    from the value of column `by` to that row's datasets. The writer puts the `data` column before `metric`
+    from the manifest (`Manifest.label`: each stand-in's note, else "official"); tables do not write it.
     Rows the paper has no value for keep `paper` empty; paper rows we did not compute are dropped (the
     glance page lists what is not yet reproduced from the targets directly)."""
     if "metric" not in table or "ours" not in table:
         raise HanzilmError(f"results table {chapter}/{name} needs columns 'metric' and 'ours'; got {list(table)}")
-    keys = [c for c in table.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
-    out = table.copy()
+    if "data" in table:
+        raise HanzilmError(f"results table {chapter}/{name} has a 'data' column: the writer labels the data "
+                           "from the manifest (pass datasets=)")
+    out = _label(table, datasets, by, f"{chapter}/{name}")
+    keys = [c for c in out.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
     if paper is not None:
         on = [c for c in paper.columns if c not in ("paper", "paper_source")]
         missing = [c for c in on if c not in out.columns]
@@ -122,8 +132,33 @@ def write_results(
     buf = io.StringIO()
     out.to_csv(buf, index=False, float_format="%.10g", lineterminator="\n")
     atomic_write_text(target, buf.getvalue())
-    record = run.record(datasets, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes})
+    used = sorted({d for ds in (datasets.values() if isinstance(datasets, Mapping) else [datasets]) for d in ds})
+    record = run.record(used, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes})
     atomic_write_text(target.with_suffix(".json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return out
+
+
+def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[str, Sequence[str]], by: str | None,
+           where: str) -> pd.DataFrame:
+    from .data.manifest import load_manifest
+
+    if isinstance(datasets, str):
+        raise HanzilmError(f"results table {where}: datasets must be a list of names, not the string {datasets!r}")
+    if not datasets:
+        return table.copy()
+    manifest = load_manifest()
+    if isinstance(datasets, Mapping):
+        if by is None or by not in table:
+            raise HanzilmError(f"results table {where}: per-row datasets need by= naming one of its columns")
+        unknown = sorted(set(table[by].astype(str)) - set(datasets))
+        if unknown:
+            raise HanzilmError(f"results table {where}: no datasets given for {by} = {', '.join(unknown)}")
+        labels = {k: manifest.label(v) for k, v in datasets.items()}
+        column = table[by].astype(str).map(labels)
+    else:
+        column = manifest.label(datasets)
+    out = table.copy()
+    out.insert(list(out.columns).index("metric"), "data", column)
     return out
 
 

@@ -1,12 +1,16 @@
-"""Train once, load afterwards: trained models keyed by what determines them.
+"""The one store of trained artefacts: train once, load afterwards, keyed by what determines them.
 
-    model = train_or_load(cfg, build=lambda: GPT(cfg.model), batches=train_batches, evaluate=evaluate,
-                          profile=profile, data=checksums)
-    history = load_history(run_dir_for(cfg, profile=profile, data=checksums))
+    store = Store.of("cpu")                          # results/cpu/checkpoints/, chosen once per chapter
+    model = store.train_or_load(cfg, build=lambda: GPT(cfg.model), batches=train_batches, evaluate=evaluate,
+                                data=checksums)
+    vectors_dir = store.make_or_load(w2v_cfg, make=train_vectors, data=checksums)   # non-gradient artefacts
+    history = load_history(store.run_dir(cfg, data=checksums))
 
-A run lives in results/<profile>/checkpoints/<ConfigName>-<key[:12]>/, where key is the sha256 of canonical
-JSON of (config class name, config fields, data checksums, code version). `done.json`, written last, marks
-a complete run; without it the directory is a partial run that the next call resumes.
+An artefact lives in <store root>/<ConfigName>-<key[:12]>/, where key is the sha256 of canonical JSON of
+(config class name, config fields, data checksums, code version). Both doors write the same records: `run.json`
+(what the run is) first, `done.json` (the same, plus what came out of it) last, atomically; without done.json
+the directory is a partial run that the next call resumes (models) or redoes (other artefacts). A lock makes a
+second process asking for the same artefact wait, then load.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from . import paths
 from . import train as trainer
 from .errors import HanzilmError
 from .io import atomic_write_text
-from .profiles import Profile, get_profile
 from .train import TrainConfig
 
 try:
@@ -62,13 +65,6 @@ def config_key(config: Any, data: Mapping[str, str] | None = None, code_version:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def run_dir_for(config: Any, *, profile: str | Profile, data: Mapping[str, str] | None = None,
-                code_version: str = "") -> Path:
-    key = config_key(config, data, code_version)
-    name = f"{type(config).__name__}-{key[:12]}"
-    return paths.results_dir(get_profile(profile).name) / "checkpoints" / name
-
-
 def is_complete(run_dir: str | Path) -> bool:
     return (Path(run_dir) / "done.json").is_file()
 
@@ -95,7 +91,8 @@ def load_history(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def load_summary(run_dir: str | Path) -> dict[str, Any]:
-    """done.json of a complete run: key, config, data, best_step, best_metrics, wall_time, steps."""
+    """done.json of a complete run: key, config, data, code_version, wall_time and what the run produced
+    (for a trained model: best_step, best_metrics, extra_best, steps)."""
     path = Path(run_dir) / "done.json"
     if not path.is_file():
         raise HanzilmError(f"{path}: the run is not complete")
@@ -129,47 +126,91 @@ def _lock(run_dir: Path, enabled: bool) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def train_or_load(config: Any, *, build: Callable[[], torch.nn.Module], batches: Callable[..., Any],
-                  evaluate: trainer.Evaluate | None = None, profile: str | Profile,
-                  data: Mapping[str, str] | None = None, code_version: str = "",
-                  train_config: TrainConfig | None = None, device: str | torch.device | None = None,
-                  keep_best: Sequence[tuple[str, str]] = (), select: str | None = None,
-                  ) -> torch.nn.Module:
-    """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
-    otherwise trained (resuming a partial run) and then loaded.
+def _info(config: Any, key: str, data: Mapping[str, str] | None, code_version: str) -> dict[str, Any]:
+    return {"key": key, "config_class": type(config).__name__,
+            "config": json.loads(json.dumps(dataclasses.asdict(config), default=_json_default)),
+            "data": dict(data or {}), "code_version": code_version}
 
-    build: makes the untrained model (called after seeding torch with the train seed, so the initialisation
-    is a function of the key). batches/evaluate: as for `hanzilm.train.train`. train_config: by
-    default the one `config` embeds. keep_best: extra selections kept by the trainer (see `hanzilm.train.train`);
-    select: load the weights of one of them (a keep_best metric) instead of the TrainConfig metric's.
-    Works under torchrun: every rank calls it with the same arguments."""
-    tcfg = train_config or find_train_config(config)
-    key = config_key(config, data, code_version)
-    run_dir = run_dir_for(config, profile=profile, data=data, code_version=code_version)
-    d = trainer.setup(device)
-    with _lock(run_dir, enabled=d.main):
-        complete = is_complete(run_dir)
-        if d.world > 1:  # rank 0 decides, so that all ranks enter training together or not at all
-            box = [complete]
-            dist.broadcast_object_list(box, src=0)
-            complete = box[0]
-        torch.manual_seed(tcfg.seed)
-        model = build()
-        if not complete:
-            info = {"key": key, "config_class": type(config).__name__,
-                    "config": json.loads(json.dumps(dataclasses.asdict(config), default=_json_default)),
-                    "data": dict(data or {}), "code_version": code_version}
-            if d.main:
-                _check_same_run(run_dir, info)
-                atomic_write_text(run_dir / "run.json", json.dumps(info, indent=1, ensure_ascii=False))
-            t0 = time.perf_counter()
-            result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device, keep_best=keep_best)
-            if d.main:  # written last: its presence means every other file of the run is complete
-                done = {**info, "best_step": result.best_step, "best_metrics": result.best_metrics,
-                        "extra_best": result.extra_best, "steps": result.steps, "wall_time": result.wall_time,
-                        "session_time": time.perf_counter() - t0}
-                atomic_write_text(run_dir / "done.json", json.dumps(done, indent=1, ensure_ascii=False))
-    return load_model(model, run_dir / f"{trainer.best_name(select)}.safetensors", device=d.device).eval()
+
+@dataclasses.dataclass(frozen=True)
+class Store:
+    """A directory of trained artefacts (one per profile: `Store.of(profile)`), the one door to them."""
+
+    root: Path
+
+    @classmethod
+    def of(cls, profile: str) -> Store:
+        """results/<profile>/checkpoints/: where a profile's runs are kept."""
+        return cls(paths.results_dir(profile) / "checkpoints")
+
+    def run_dir(self, config: Any, data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
+        key = config_key(config, data, code_version)
+        return Path(self.root) / f"{type(config).__name__}-{key[:12]}"
+
+    def train_or_load(self, config: Any, *, build: Callable[[], torch.nn.Module], batches: Callable[..., Any],
+                      evaluate: trainer.Evaluate | None = None, data: Mapping[str, str] | None = None,
+                      code_version: str = "", train_config: TrainConfig | None = None,
+                      device: str | torch.device | None = None, keep_best: Sequence[tuple[str, str]] = (),
+                      select: str | None = None) -> torch.nn.Module:
+        """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
+        otherwise trained (resuming a partial run) and then loaded.
+
+        build: makes the untrained model (called after seeding torch with the train seed, so the initialisation
+        is a function of the key). batches/evaluate: as for `hanzilm.train.train`. train_config: by default the
+        one `config` embeds. keep_best: extra selections kept by the trainer (see `hanzilm.train.train`);
+        select: load the weights of one of them (a keep_best metric) instead of the TrainConfig metric's.
+        Works under torchrun: every rank calls it with the same arguments."""
+        tcfg = train_config or find_train_config(config)
+        key = config_key(config, data, code_version)
+        run_dir = self.run_dir(config, data, code_version)
+        d = trainer.setup(device)
+        with _lock(run_dir, enabled=d.main):
+            complete = is_complete(run_dir)
+            if d.world > 1:  # rank 0 decides, so that all ranks enter training together or not at all
+                box = [complete]
+                dist.broadcast_object_list(box, src=0)
+                complete = box[0]
+            torch.manual_seed(tcfg.seed)
+            model = build()
+            if not complete:
+                info = _info(config, key, data, code_version)
+                if d.main:
+                    _begin(run_dir, info)
+                t0 = time.perf_counter()
+                result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device,
+                                       keep_best=keep_best)
+                if d.main:
+                    _finish(run_dir, info, {"best_step": result.best_step, "best_metrics": result.best_metrics,
+                                            "extra_best": result.extra_best, "steps": result.steps,
+                                            "wall_time": result.wall_time,
+                                            "session_time": time.perf_counter() - t0})
+        return load_model(model, run_dir / f"{trainer.best_name(select)}.safetensors", device=d.device).eval()
+
+    def make_or_load(self, config: Any, make: Callable[[Path], Mapping[str, Any]], *,
+                     data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
+        """The run directory of a non-gradient artefact (word2vec vectors, a CRF), made first if the store has
+        no complete one: `make(run_dir)` writes its files there (each atomically) and returns what done.json
+        records beside the run (e.g. `best_metrics`); `wall_time` is added."""
+        key = config_key(config, data, code_version)
+        run_dir = self.run_dir(config, data, code_version)
+        with _lock(run_dir, enabled=True):
+            if not is_complete(run_dir):
+                info = _info(config, key, data, code_version)
+                _begin(run_dir, info)
+                t0 = time.perf_counter()
+                made = dict(make(run_dir))
+                _finish(run_dir, info, {**made, "wall_time": time.perf_counter() - t0})
+        return run_dir
+
+
+def _begin(run_dir: Path, info: dict[str, Any]) -> None:
+    _check_same_run(run_dir, info)
+    atomic_write_text(run_dir / "run.json", json.dumps(info, indent=1, ensure_ascii=False))
+
+
+def _finish(run_dir: Path, info: dict[str, Any], outcome: Mapping[str, Any]) -> None:
+    # written last: its presence means every other file of the run is complete
+    atomic_write_text(run_dir / "done.json", json.dumps({**info, **outcome}, indent=1, ensure_ascii=False))
 
 
 def _check_same_run(run_dir: Path, info: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import DataError
 from ..paths import DATA
@@ -78,6 +78,16 @@ class Manifest:
         except KeyError:
             known = ", ".join(sorted(self.datasets))
             raise DataError(f"unknown dataset {name!r}; known datasets: {known}", path=self.path) from None
+
+    def label(self, names: Iterable[str]) -> str:
+        """What a number computed from the datasets `names` was measured on, for a results table's `data`
+        column: "stand-in: <note>" for each dataset that is a stand-in or replaced (its `stand_in_note`, each
+        note once, in order), else "official"; "n/a" for no data at all."""
+        names = list(names)
+        if not names:
+            return "n/a"
+        notes = dict.fromkeys(self.get(n).stand_in_note for n in names if self.get(n).stand_in_note)
+        return "; ".join(f"stand-in: {note}" for note in notes) or "official"
 
 
 def manifest_path() -> Path:
