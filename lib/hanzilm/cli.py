@@ -1,4 +1,5 @@
-"""The `hanzilm` command. Each subcommand lives beside the code it drives and registers itself here."""
+"""The `hanzilm` command. Each subcommand lives beside the code it drives and registers itself here; this module
+sits above the papers (like the book), so it is the one shared module that imports paper packages."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from .errors import HanzilmError
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .data import commands as data_commands
     from . import runner
-    from .papers.mmtnn import commands as segment_commands
+    from .data import commands as data_commands
+    from .eval import commands as score_commands
     from .papers.backpack import commands as senses_commands
+    from .papers.mmtnn import commands as segment_commands
 
     parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     data_commands.register(sub)
     runner.register(sub)
+    score_commands.register(sub)
     segment_commands.register(sub)
     senses_commands.register(sub)
     args = parser.parse_args(argv)

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+
 
 from ..errors import DataError, HanzilmError
 from .manifest import load_manifest
@@ -25,8 +25,6 @@ class Document:
 
 @dataclass(frozen=True)
 class LMSplitConfig:
-    profile_key: ClassVar[str] = "lm_split"
-
     test_fraction: float = 0.01
     dev_fraction: float = 0.005
     min_char_freq: int = 1

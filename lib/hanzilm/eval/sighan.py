@@ -278,7 +278,7 @@ def offset_counts(dictionary: Iterable[str], gold: Sequence[Sequence[str]], test
 
 
 def cli(args: argparse.Namespace) -> int:
-    """`hanzilm score` (parser in segment/commands.py)."""
+    """`hanzilm score` (parser in eval/commands.py)."""
     words = None if args.train_words in ("-", "") else args.train_words
     result = score_files(words, args.gold, args.test, allow_mismatch=args.allow_mismatch)
     sys.stdout.write(format_report(result, per_line=args.per_line))

@@ -1,4 +1,4 @@
-"""`hanzilm segment` and `hanzilm score`, registered together (heavy imports only when a command runs)."""
+"""`hanzilm segment`: segment text with a trained MMTNN (heavy imports only when the command runs)."""
 
 from __future__ import annotations
 
@@ -15,25 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-rules", action="store_true", help="do not keep URLs / ASCII runs together")
     p.set_defaults(func=_segment)
 
-    p = sub.add_parser("score", help="score a segmentation against the gold (the SIGHAN bakeoff metrics)",
-                       description="Score TEST against GOLD with the SIGHAN bakeoff metrics; TRAIN_WORDS is the "
-                                   "training word list (for OOV recall). UTF-8 files, one sentence per line.")
-    p.add_argument("train_words", help="training word list, one word per line ('-' for none)")
-    p.add_argument("gold")
-    p.add_argument("test")
-    p.add_argument("--per-line", action="store_true", help="also print the per-line blocks")
-    p.add_argument("--allow-mismatch", action="store_true",
-                   help="score lines whose characters differ from the gold instead of stopping (listed on stderr)")
-    p.set_defaults(func=_score)
-
 
 def _segment(args: argparse.Namespace) -> int:
     from .segmenter import cli
-
-    return cli(args)
-
-
-def _score(args: argparse.Namespace) -> int:
-    from ...eval.sighan import cli
 
     return cli(args)

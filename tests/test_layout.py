@@ -1,0 +1,78 @@
+"""The layout: one package per paper under hanzilm.papers; paper packages do not import each other, and the
+shared modules below them import no paper (only `hanzilm.cli`, which sits above the papers, does)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import hanzilm
+from hanzilm.profiles import CHAPTERS, PROFILES
+
+PACKAGE = Path(hanzilm.__file__).parent
+BOOK = PACKAGE.parents[1] / "book"
+ABOVE_PAPERS = {"hanzilm.cli"}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute names of every module `path` imports (relative imports resolved, lazy ones included)."""
+    module = _module(path)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            name = ".".join(base + ([node.module] if node.module else []))
+            out.add(name)
+            out |= {f"{name}.{a.name}" for a in node.names}  # `from . import experiment`
+    return out
+
+
+def _paper_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["hanzilm", "papers"] else None
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_one_package_per_chapter():
+    papers = {p.name for p in (PACKAGE / "papers").iterdir() if (p / "__init__.py").is_file()}
+    assert papers == set(CHAPTERS)
+    chapters = {p.name for p in BOOK.iterdir() if p.is_dir() and (p / "index.md").is_file()}
+    assert chapters == set(CHAPTERS), "book chapter folders are named like the paper packages"
+    for profile in PROFILES.values():
+        assert set(profile.overrides) <= set(CHAPTERS), f"profile {profile.name}: keys are chapter names"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_respect_the_layout(path):
+    module = _module(path)
+    own = _paper_of(module)
+    papers = {p for p in map(_paper_of, _imports(path)) if p}
+    if module in ABOVE_PAPERS:
+        return
+    if own is None:
+        assert not papers, f"{module} is shared but imports the paper package(s) {sorted(papers)}"
+    else:
+        assert papers <= {own}, f"{module} imports another paper's package: {sorted(papers - {own})}"
+
+
+def test_the_checker_sees_violations(tmp_path, monkeypatch):
+    """The check itself: a shared module importing a paper and a paper importing another are both caught."""
+    fake = tmp_path / "hanzilm"
+    (fake / "papers" / "mmtnn").mkdir(parents=True)
+    (fake / "store.py").write_text("from .papers.mslm import model\n")
+    (fake / "papers" / "mmtnn" / "x.py").write_text("def f():\n    from ..backpack.gpt import GPT\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    assert {_paper_of(n) for n in _imports(fake / "store.py")} >= {"mslm"}
+    assert "backpack" in {_paper_of(n) for n in _imports(fake / "papers" / "mmtnn" / "x.py")}
