@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from ..errors import DataError, HanzilmError
 from .manifest import load_manifest
 from .readers import read_lines
