@@ -67,12 +67,10 @@ def test_split_rejects_impossible_fractions(test, dev):
         split_documents(docs(3), test_fraction=test, dev_fraction=dev)
 
 
-def test_split_config_is_a_profile_configurable_dataclass():
-    assert LMSplitConfig.profile_key == "lm_split"
-    assert [f.name for f in dataclasses.fields(LMSplitConfig)] == ["test_fraction", "dev_fraction", "min_char_freq"]
-    cfg = LMSplitConfig()
-    assert (cfg.test_fraction, cfg.dev_fraction, cfg.min_char_freq) == (0.01, 0.005, 1)
-    assert dataclasses.replace(cfg, min_char_freq=5).min_char_freq == 5
+def test_split_defaults_are_the_papers():
+    """Sun & Hewitt: 1 % test, 0.5 % dev (the vocabulary cut-off belongs to the model config, not the split)."""
+    assert [f.name for f in dataclasses.fields(LMSplitConfig)] == ["test_fraction", "dev_fraction"]
+    assert (LMSplitConfig().test_fraction, LMSplitConfig().dev_fraction) == (0.01, 0.005)
 
 
 def test_load_lm_corpus_from_toy_manifest(toy_mirror, monkeypatch):

@@ -5,6 +5,7 @@ import pytest
 
 from hanzilm.errors import HanzilmError
 from hanzilm.profiles import PROFILES, Profile, get_profile
+from hanzilm.store import Store
 
 
 @dataclass(frozen=True)
@@ -34,13 +35,19 @@ def test_configure_applies_overrides_including_nested():
     assert Profile("p", "", "").configure(ExampleConfig()) == ExampleConfig()  # defaults are the paper's
 
 
-def test_variant_overrides_apply_on_top():
-    prof = Profile("t", "", "", overrides={"example": {"n_layer": 2, "optim.steps": 100},
-                                            "example/big": {"n_layer": 4}})
-    assert prof.configure(ExampleConfig(), variant="big") == ExampleConfig(n_layer=4, optim=Optim(steps=100))
-    assert prof.configure(ExampleConfig(), variant="other") == prof.configure(ExampleConfig())
-    with pytest.raises(HanzilmError, match="example/bad: ExampleConfig has no field 'layers'"):
-        Profile("t", "", "", overrides={"example/bad": {"layers": 1}}).configure(ExampleConfig(), variant="bad")
+@dataclass(frozen=True)
+class ExampleChapter:
+    profile_key: ClassVar[str] = "example"
+    example: ExampleConfig = field(default_factory=ExampleConfig)
+    store: Store | None = field(default=None, compare=False)
+
+
+def test_configure_sets_the_store_of_the_profile():
+    prof = Profile("t", "", "", overrides={"example": {"example.optim.steps": 100}})
+    ch = prof.configure(ExampleChapter())
+    assert ch.example.optim.steps == 100 and ch.store == Store.of("t")
+    assert ch.store.root.parts[-2:] == ("t", "checkpoints")
+    assert Profile("t", "", "").configure(ExampleConfig()) == ExampleConfig()  # no store field: none set
 
 
 def test_configure_rejects_unknown_fields():

@@ -33,11 +33,12 @@ def test_write_results_puts_paper_beside_ours(results_root):
                          metrics={"f1": "F1", "precision": "P"}, where={"table": 5})
     run = Provenance(profile="smoke", seed=3)
     out = write_results(ours, chapter="mmtnn", name="t5", run=run, datasets=["sighan2005"], paper=paper)
-    assert list(out.columns) == ["dataset", "model", "metric", "ours", "paper", "diff", "paper_source"]
+    assert list(out.columns) == ["dataset", "model", "data", "metric", "ours", "paper", "diff", "paper_source"]
+    assert set(out["data"]) == {"official"}
     pku_f1 = out[(out.dataset == "PKU") & (out.metric == "F1")].iloc[0]
     assert pku_f1["paper"] == 93.5 and pku_f1["diff"] == pytest.approx(-1.5)
     csv = results_root / "smoke" / "mmtnn" / "t5.csv"
-    assert pd.read_csv(csv).shape == (3, 7)
+    assert pd.read_csv(csv).shape == (3, 8)
     prov = json.loads(csv.with_suffix(".json").read_text())
     assert prov["profile"] == "smoke" and prov["seed"] == 3
     assert prov["data_sha256"] == {"sighan2005/file": "ab" * 32}
@@ -56,6 +57,33 @@ def test_write_results_rejects_bad_tables(results_root):
         write_results(ours, chapter="c", name="n", run=run, paper=paper)
     with pytest.raises(HanzilmError, match="lacks"):
         write_results(ours.drop(columns="model"), chapter="c", name="n", run=run, paper=paper.iloc[:1])
+
+
+def test_data_labels_come_from_the_manifest(results_root):
+    """The `data` column: each stand-in's manifest note (once), "official" otherwise, "n/a" for no data; per row
+    through by= (one column or several); a table may not bring its own label."""
+    from hanzilm.data.manifest import load_manifest
+
+    note = load_manifest().get("pku_training_pd199801").stand_in_note
+    run = Provenance(profile="smoke", seed=0)
+    ours = pd.DataFrame({"dataset": ["PKU", "MSR", "none"], "split": ["train", "test", "x"],
+                         "metric": ["F1"] * 3, "ours": [1.0, 2.0, 3.0]})
+    out = write_results(ours, chapter="c", name="n", run=run, by="dataset",
+                        datasets={"PKU": ["sighan2005", "pku_training_pd199801", "pku_training_pd199801"],
+                                  "MSR": ["sighan2005"], "none": []})
+    assert out["data"].tolist() == [f"stand-in: {note}", "official", "n/a"]
+    assert list(out.columns).index("data") == list(out.columns).index("metric") - 1
+    out = write_results(ours, chapter="c", name="n", run=run, by=("dataset", "split"),
+                        datasets={("PKU", "train"): ["pku_training_pd199801"], ("MSR", "test"): ["sighan2005"],
+                                  ("none", "x"): ["wplc"]})
+    assert out["data"].tolist()[:2] == [f"stand-in: {note}", "official"]
+    assert out["data"].iloc[2].startswith("stand-in: a WPLC-style cloze set")   # missing, replaced
+    with pytest.raises(HanzilmError, match="no datasets given for dataset"):
+        write_results(ours, chapter="c", name="n", run=run, by="dataset", datasets={"PKU": ["sighan2005"]})
+    with pytest.raises(HanzilmError, match="has a 'data' column"):
+        write_results(ours.assign(data="mine"), chapter="c", name="n", run=run, datasets=["sighan2005"])
+    with pytest.raises(HanzilmError, match="not the string"):
+        write_results(ours, chapter="c", name="n", run=run, datasets="sighan2005")
 
 
 def test_glance_collects_compared_numbers(results_root):

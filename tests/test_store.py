@@ -14,7 +14,7 @@ import _tiny
 from hanzilm import paths, store
 from hanzilm import train as train_mod
 from hanzilm.errors import HanzilmError
-from hanzilm.store import config_key, is_complete, load_history, load_summary, run_dir_for, train_or_load
+from hanzilm.store import Store, config_key, is_complete, load_history, load_summary
 
 DATA = {"train.txt": "sha256:aaaa", "dev.txt": "sha256:bbbb"}
 
@@ -26,15 +26,14 @@ def _results_in_tmp(tmp_path, monkeypatch):
 
 
 def _get(cfg, batches=None, profile="smoke", data=DATA):
-    return train_or_load(cfg, build=lambda: _tiny.TinyMLP(cfg.model.dropout),
-                         batches=batches or _tiny.batches(), evaluate=_tiny.evaluate,
-                         profile=profile, data=data)
+    return Store.of(profile).train_or_load(cfg, build=lambda: _tiny.TinyMLP(cfg.model.dropout),
+                                           batches=batches or _tiny.batches(), evaluate=_tiny.evaluate, data=data)
 
 
 def test_first_call_trains_second_loads(tmp_path, monkeypatch):
     cfg = _tiny.TinyExperiment()
     model = _get(cfg)
-    run = run_dir_for(cfg, profile="smoke", data=DATA)
+    run = Store.of("smoke").run_dir(cfg, DATA)
     assert run.parent == tmp_path / "results" / "smoke" / "checkpoints"
     assert run.name == f"TinyExperiment-{config_key(cfg, DATA)[:12]}"
     assert is_complete(run) and not model.training
@@ -56,7 +55,7 @@ def test_first_call_trains_second_loads(tmp_path, monkeypatch):
 def test_history_for_plots():
     cfg = _tiny.TinyExperiment()
     _get(cfg)
-    history = load_history(run_dir_for(cfg, profile="smoke", data=DATA))
+    history = load_history(Store.of("smoke").run_dir(cfg, DATA))
     assert [r["step"] for r in history if "loss" in r] == list(range(5, 31, 5))
     assert [r["step"] for r in history if "dev_loss" in r] == [10, 20, 30]
 
@@ -74,7 +73,7 @@ def test_key_follows_config_data_and_code_version():
     assert len(keys) == 6
     assert config_key(cfg, dict(reversed(DATA.items()))) == config_key(cfg, DATA)  # canonical: order-free
     assert config_key(_tiny.TinyExperiment(), DATA) == config_key(cfg, DATA)     # and stable
-    assert run_dir_for(cfg, profile="smoke", data=DATA) != run_dir_for(cfg, profile="cpu", data=DATA)
+    assert Store.of("smoke").run_dir(cfg, DATA) != Store.of("cpu").run_dir(cfg, DATA)
 
 
 def test_partial_run_resumes_to_the_same_model(tmp_path):
@@ -86,13 +85,13 @@ def test_partial_run_resumes_to_the_same_model(tmp_path):
         return _tiny.batch_at(step)
     with pytest.raises(KeyboardInterrupt):
         _get(cfg, batches=crash_at_15)
-    run = run_dir_for(cfg, profile="smoke", data=DATA)
+    run = Store.of("smoke").run_dir(cfg, DATA)
     assert not is_complete(run) and json.loads((run / "last.json").read_text())["step"] == 10
     resumed = _get(cfg)
     straight = _get(cfg, profile="cpu")  # same key, another profile directory: trained without a break
     assert all(torch.equal(resumed.state_dict()[k], v) for k, v in straight.state_dict().items())
     strip = lambda h: [{k: v for k, v in r.items() if k not in ("time", "tokens_per_s")} for r in h]  # noqa
-    assert strip(load_history(run)) == strip(load_history(run_dir_for(cfg, profile="cpu", data=DATA)))
+    assert strip(load_history(run)) == strip(load_history(Store.of("cpu").run_dir(cfg, DATA)))
 
 
 def test_train_config_is_found_or_must_be_given():
@@ -102,13 +101,47 @@ def test_train_config_is_found_or_must_be_given():
         store.find_train_config(_tiny.TinyModelConfig())
 
 
-def test_explicit_train_config_and_unknown_profile():
+def test_explicit_train_config():
     cfg = _tiny.TinyModelConfig()
-    model = train_or_load(cfg, build=_tiny.TinyMLP, batches=_tiny.batches(), profile="smoke",
-                          train_config=_tiny.cfg(steps=5))
-    assert is_complete(run_dir_for(cfg, profile="smoke")) and isinstance(model, _tiny.TinyMLP)
-    with pytest.raises(HanzilmError, match="unknown profile"):
-        run_dir_for(cfg, profile="laptop")
+    model = Store.of("smoke").train_or_load(cfg, build=_tiny.TinyMLP, batches=_tiny.batches(),
+                                            train_config=_tiny.cfg(steps=5))
+    assert is_complete(Store.of("smoke").run_dir(cfg)) and isinstance(model, _tiny.TinyMLP)
+
+
+def test_make_or_load_writes_the_same_records_and_makes_once(tmp_path):
+    """The door for non-gradient artefacts: run.json first, done.json last with what `make` returned; a
+    complete artefact is not made again; a failed make leaves no done.json, so the next call redoes it."""
+    st = Store(tmp_path / "store")
+    cfg = _tiny.TinyModelConfig()
+    calls = []
+
+    def make(run_dir):
+        calls.append(run_dir)
+        (run_dir / "table.txt").write_text("made")
+        return {"best_metrics": {"dev_f1": 90.0}}
+
+    def broken(run_dir):
+        raise RuntimeError("crashed half-way")
+
+    with pytest.raises(RuntimeError):
+        st.make_or_load(cfg, broken, data=DATA)
+    assert not is_complete(st.run_dir(cfg, DATA))
+    run_dir = st.make_or_load(cfg, make, data=DATA)
+    assert run_dir == st.run_dir(cfg, DATA) and run_dir.parent == tmp_path / "store"
+    done = load_summary(run_dir)
+    run = json.loads((run_dir / "run.json").read_text())
+    assert {k: done[k] for k in run} == run and run["key"] == config_key(cfg, DATA)
+    assert done["best_metrics"] == {"dev_f1": 90.0} and done["wall_time"] >= 0
+    assert st.make_or_load(cfg, make, data=DATA) == run_dir and len(calls) == 1
+
+
+def test_trained_and_made_runs_share_the_record_schema(tmp_path):
+    st = Store(tmp_path / "store")
+    trained = st.run_dir(_tiny.TinyExperiment(), DATA)
+    st.train_or_load(_tiny.TinyExperiment(), build=_tiny.TinyMLP, batches=_tiny.batches(), data=DATA)
+    made = st.make_or_load(_tiny.TinyModelConfig(), lambda d: {}, data=DATA)
+    shared = {"key", "config_class", "config", "data", "code_version", "wall_time"}
+    assert shared <= set(load_summary(trained)) and shared <= set(load_summary(made))
 
 
 def test_unkeyable_config_is_reported():

@@ -1,5 +1,5 @@
 """The trainer's extra selections (keep_best): each kept as best-<metric>.safetensors, resumable, and loadable
-through train_or_load(select=...)."""
+through Store.train_or_load(select=...)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 import _tiny
 from hanzilm import paths
 from hanzilm.errors import HanzilmError
-from hanzilm.store import run_dir_for, train_or_load
+from hanzilm.store import Store
 from hanzilm.train import train
 
 
@@ -69,11 +69,11 @@ def test_bad_keep_best_is_refused(tmp_path):
 def test_train_or_load_selects(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
     exp = _tiny.TinyExperiment(train=_tiny.cfg(steps=30, eval_every=5))
-    kw = dict(build=_tiny.build, batches=_tiny.batches(), evaluate=_tiny.evaluate, profile="smoke",
-              keep_best=[("dev_acc", "max")])
-    by_loss = train_or_load(exp, **kw)
-    by_acc = train_or_load(exp, **kw, select="dev_acc")         # loaded, not retrained
-    run_dir = run_dir_for(exp, profile="smoke")
+    store = Store.of("smoke")
+    kw = dict(build=_tiny.build, batches=_tiny.batches(), evaluate=_tiny.evaluate, keep_best=[("dev_acc", "max")])
+    by_loss = store.train_or_load(exp, **kw)
+    by_acc = store.train_or_load(exp, **kw, select="dev_acc")         # loaded, not retrained
+    run_dir = store.run_dir(exp)
     done = json.loads((run_dir / "done.json").read_text())
     assert done["extra_best"]["dev_acc"]["step"] == json.loads((run_dir / "best-dev_acc.json").read_text())["step"]
     acc = _tiny.evaluate(by_acc)["dev_acc"]

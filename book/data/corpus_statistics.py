@@ -26,22 +26,16 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from hanzilm.data import stats
-from hanzilm.data.corpus import LMSplitConfig, load_lm_corpus, split_documents
-from hanzilm.data.manifest import load_manifest
+from hanzilm.data.corpus import LMSplitConfig, lm_dataset_names, load_lm_corpus, split_documents
 from hanzilm.data.readers import read_segmented
 from hanzilm.data.resolve import resolve
 from hanzilm.data.snlm import load_snlm
-from hanzilm.data.vocab import CharVocab
 from hanzilm.notebook import show, start
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-manifest = load_manifest()
-standin = {name: f"stand-in: {manifest.get(name).stand_in_note}"
-           for name in ("pku_training_pd199801", "msr_training_sample")}
 
 # %% [markdown]
 # ## SIGHAN 2005 PKU and MSR (Pei et al. 2014, Table 1)
@@ -57,11 +51,12 @@ sighan = {
     ("MSR", "train"): read_segmented(resolve("msr_training_sample")),
     ("MSR", "test"): read_segmented(resolve("sighan2005", "msr_test_gold.utf8")),
 }
-notes = {"PKU/train": standin["pku_training_pd199801"], "MSR/train": standin["msr_training_sample"]}
+train_data = {"PKU": ["pku_training_pd199801"], "MSR": ["msr_training_sample"]}
 table1 = write_results(
-    stats.stats_table(sighan, notes, ["sentences", "words", "characters", "word_types"]),
+    stats.stats_table(sighan, ["sentences", "words", "characters", "word_types"]),
     chapter="data", name="mmtnn_table1", run=run,
-    datasets=["sighan2005", "pku_training_pd199801", "msr_training_sample"],
+    datasets={**{(d, "train"): v for d, v in train_data.items()}, ("PKU", "test"): ["sighan2005"],
+              ("MSR", "test"): ["sighan2005"]}, by=("dataset", "split"),
     paper=paper_values("data_statistics.csv", keys={"dataset": "dataset", "split": "split"},
                        metrics={m: m for m in ("sentences", "words", "characters")},
                        where={"table": "mmtnn_table1"}),
@@ -74,16 +69,9 @@ show(table1)
 # training files:
 
 # %%
-dev_split = {}
-for (dataset, split), sents in sighan.items():
-    if split == "train":
-        cut = int(len(sents) * 0.9)
-        dev_split[(dataset, "train (first 90%)")] = sents[:cut]
-        dev_split[(dataset, "dev (last 10%)")] = sents[cut:]
-split_notes = {f"{d}/{s}": notes[f"{d}/train"] for d, s in dev_split}
-show(write_results(stats.stats_table(dev_split, split_notes, ["sentences", "words", "characters"]),
-                   chapter="data", name="mmtnn_dev_split", run=run,
-                   datasets=["pku_training_pd199801", "msr_training_sample"], notes="stand-in training files"))
+show(write_results(stats.stats_table(stats.train_dev_split(sighan), ["sentences", "words", "characters"]),
+                   chapter="data", name="mmtnn_dev_split", run=run, datasets=train_data, by="dataset",
+                   notes="stand-in training files"))
 
 # %% [markdown]
 # ## SNLM splits of PKU and PTB (Downey et al. 2021, Table 1)
@@ -98,17 +86,18 @@ show(write_results(stats.stats_table(dev_split, split_notes, ["sentences", "word
 snlm = {(corpus.upper(), split): sents for corpus in ("pku", "ptb") for split, sents in load_snlm(corpus).items()}
 for corpus in ("PKU", "PTB"):
     snlm[(corpus, "all")] = [s for split in ("train", "dev", "test") for s in snlm[(corpus, split)]]
-snlm_notes = {"PKU/train": standin["pku_training_pd199801"].rstrip(".") + ", minus every va/te sentence",
-              "PKU/all": "train part is a stand-in"}
+# PKU's tr is rebuilt from the People's Daily stand-in; its va/te and all of PTB are the authors' files
+rebuilt = ["snlm_pku", "pku_training_pd199801"]
+snlm_data = {("PKU", "train"): rebuilt, ("PKU", "all"): rebuilt, ("PKU", "dev"): ["snlm_pku"], ("PKU", "test"): ["snlm_pku"],
+             **{("PTB", s): ["snlm_ptb"] for s in ("train", "dev", "test", "all")}}
 table1_mslm = write_results(
-    stats.stats_table(snlm, snlm_notes, ["sentences", "words", "characters", "character_types",
-                                         "characters_per_word"]),
-    chapter="data", name="mslm_table1", run=run, datasets=["snlm_pku", "snlm_ptb", "pku_training_pd199801"],
+    stats.stats_table(snlm, ["sentences", "words", "characters", "character_types", "characters_per_word"]),
+    chapter="data", name="mslm_table1", run=run, datasets=snlm_data, by=("dataset", "split"),
     paper=paper_values("data_statistics.csv", keys={"dataset": "dataset", "split": "split"},
                        metrics={m: m for m in ("sentences", "words", "characters")},
                        where={"table": "mslm_table1"}),
-    notes="PKU train is rebuilt from the People's Daily 1998-01 stand-in; PKU in the SNLM _cws form "
-          "(<num>/<eng>/<punc> count as one character each)",
+    notes="PKU train is rebuilt from the People's Daily 1998-01 stand-in minus every va/te sentence; PKU in the "
+          "SNLM _cws form (<num>/<eng>/<punc> count as one character each)",
 )
 show(table1_mslm)
 
@@ -121,26 +110,19 @@ show(table1_mslm)
 # document), with the paper's fractions: 1 % test, 0.5 % dev.
 
 # %%
-split_cfg = prof.configure(LMSplitConfig())
-docs = load_lm_corpus()
-splits = split_documents(docs, test_fraction=split_cfg.test_fraction, dev_fraction=split_cfg.dev_fraction)
-composition = stats.lm_composition(splits)
-vocab = CharVocab.build((d.text for d in splits["train"]), min_freq=split_cfg.min_char_freq)
-summary = composition.groupby(["split", "metric"], as_index=False)["ours"].sum()
-summary = summary.assign(genre="all")
-vocab_row = {"split": "train", "genre": "all", "metric": "character_vocabulary", "ours": len(vocab)}
-lm_names = sorted(n for n in manifest.datasets if n.startswith("lm_"))
-lm_note = "; ".join(sorted({f"stand-in: {manifest.get(n).stand_in_note}" for n in lm_names}))
+split_cfg = LMSplitConfig()
+splits = split_documents(load_lm_corpus(), test_fraction=split_cfg.test_fraction,
+                         dev_fraction=split_cfg.dev_fraction)
 lm_table = write_results(
-    pd.concat([composition, summary, pd.DataFrame([vocab_row])], ignore_index=True).assign(data=lm_note),
-    chapter="data", name="lm_corpus", run=run, datasets=lm_names,
+    stats.lm_table(splits), chapter="data", name="lm_corpus", run=run, datasets=lm_dataset_names(),
     notes=f"document-level split, test {split_cfg.test_fraction:.1%}, dev {split_cfg.dev_fraction:.1%}; "
-          f"vocabulary: training characters with frequency >= {split_cfg.min_char_freq}",
+          "vocabulary: every distinct training character",
 )
 lm_table[lm_table.genre == "all"].pivot(index="metric", columns="split", values="ours")
 
 # %%
-by_genre = composition[composition.metric == "characters"].pivot(index="genre", columns="split", values="ours")
+characters = lm_table[(lm_table.metric == "characters") & (lm_table.genre != "all")]
+by_genre = characters.pivot(index="genre", columns="split", values="ours")
 ax = (by_genre[["train", "dev", "test"]] / 1e6).plot.barh(stacked=True, figsize=(7, 3.2))
 ax.set_xlabel("million characters")
 ax.set_ylabel("")

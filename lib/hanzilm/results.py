@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -98,15 +98,15 @@ def write_results(
     chapter: str,
     name: str,
     run: Provenance,
-    datasets: Sequence[str] | Mapping[str, Sequence[str]] = (),
-    by: str | None = None,
+    datasets: Sequence[str] | Mapping[Any, Sequence[str]] = (),
+    by: str | Sequence[str] | None = None,
     paper: pd.DataFrame | None = None,
     notes: str = "",
 ) -> pd.DataFrame:
     """Write `table` (long form: keys..., metric, ours) with provenance; return it with the paper beside it.
 
     datasets: the manifest datasets the numbers were computed from, for the whole table, or per row: a mapping
-    from the value of column `by` to that row's datasets. The writer puts the `data` column before `metric`
+    from the value of column `by` (a tuple of values for several columns) to that row's datasets. The writer puts the `data` column before `metric`
     from the manifest (`Manifest.label`: each stand-in's note, else "official"); tables do not write it.
     Rows the paper has no value for keep `paper` empty; paper rows we did not compute are dropped (the
     glance page lists what is not yet reproduced from the targets directly)."""
@@ -138,8 +138,8 @@ def write_results(
     return out
 
 
-def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[str, Sequence[str]], by: str | None,
-           where: str) -> pd.DataFrame:
+def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[Any, Sequence[str]],
+           by: str | Sequence[str] | None, where: str) -> pd.DataFrame:
     from .data.manifest import load_manifest
 
     if isinstance(datasets, str):
@@ -148,13 +148,16 @@ def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[str, Sequence[
         return table.copy()
     manifest = load_manifest()
     if isinstance(datasets, Mapping):
-        if by is None or by not in table:
-            raise HanzilmError(f"results table {where}: per-row datasets need by= naming one of its columns")
-        unknown = sorted(set(table[by].astype(str)) - set(datasets))
+        columns = [by] if isinstance(by, str) else list(by or [])
+        if not columns or any(c not in table for c in columns):
+            raise HanzilmError(f"results table {where}: per-row datasets need by= naming its column(s), not {by!r}")
+        values = table[columns].astype(str).apply(tuple, axis=1)
+        keys = {(k,) if isinstance(k, str) else tuple(map(str, k)): v for k, v in datasets.items()}
+        unknown = sorted(set(values) - set(keys))
         if unknown:
-            raise HanzilmError(f"results table {where}: no datasets given for {by} = {', '.join(unknown)}")
-        labels = {k: manifest.label(v) for k, v in datasets.items()}
-        column = table[by].astype(str).map(labels)
+            raise HanzilmError(f"results table {where}: no datasets given for {by} = {unknown}")
+        labels = {k: manifest.label(v) for k, v in keys.items()}
+        column = values.map(labels)
     else:
         column = manifest.label(datasets)
     out = table.copy()

@@ -26,7 +26,6 @@ class Document:
 class LMSplitConfig:
     test_fraction: float = 0.01
     dev_fraction: float = 0.005
-    min_char_freq: int = 1
 
 
 def read_documents(path: str | Path, *, one_per_line: bool = False) -> list[str]:

@@ -32,16 +32,37 @@ def segmented_stats(sentences: Sequence[Sequence[str]]) -> dict[str, float]:
     }
 
 
-def stats_table(parts: dict[tuple[str, str], Sequence[Sequence[str]]], notes: dict[str, str],
-                metrics: Iterable[str]) -> pd.DataFrame:
-    """Long results table (dataset, split, data, metric, ours) for several (dataset, split) corpora."""
+def stats_table(parts: dict[tuple[str, str], Sequence[Sequence[str]]], metrics: Iterable[str]) -> pd.DataFrame:
+    """Long results table (dataset, split, metric, ours) for several (dataset, split) corpora."""
     rows = []
     for (dataset, split), sentences in parts.items():
         st = segmented_stats(sentences)
-        for m in metrics:
-            rows.append({"dataset": dataset, "split": split, "data": notes.get(f"{dataset}/{split}", "official"),
-                         "metric": m, "ours": st[m]})
+        rows += [{"dataset": dataset, "split": split, "metric": m, "ours": st[m]} for m in metrics]
     return pd.DataFrame(rows)
+
+
+def train_dev_split(parts: dict[tuple[str, str], Sequence[Sequence[str]]], dev_fraction: float = 0.1
+                    ) -> dict[tuple[str, str], Sequence[Sequence[str]]]:
+    """Each training part cut as Pei et al. select models: the first 90 % train, the last 10 % are the dev set."""
+    out: dict[tuple[str, str], Sequence[Sequence[str]]] = {}
+    for (dataset, split), sents in parts.items():
+        if split == "train":
+            cut = int(len(sents) * (1 - dev_fraction))
+            out[(dataset, "train (first 90%)")] = sents[:cut]
+            out[(dataset, "dev (last 10%)")] = sents[cut:]
+    return out
+
+
+def lm_table(splits: dict[str, list[Document]]) -> pd.DataFrame:
+    """The LM corpus table: per genre and split (`lm_composition`), the totals per split (genre "all") and the
+    number of distinct training characters (metric character_vocabulary)."""
+    from .vocab import CharVocab
+
+    composition = lm_composition(splits)
+    summary = composition.groupby(["split", "metric"], as_index=False)["ours"].sum().assign(genre="all")
+    vocab = CharVocab.build(d.text for d in splits["train"])
+    vocab_row = {"split": "train", "genre": "all", "metric": "character_vocabulary", "ours": len(vocab)}
+    return pd.concat([composition, summary, pd.DataFrame([vocab_row])], ignore_index=True)
 
 
 def lm_composition(splits: dict[str, list[Document]]) -> pd.DataFrame:
