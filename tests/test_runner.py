@@ -63,3 +63,19 @@ def test_run_continues_past_a_failing_notebook(tmp_path, monkeypatch):
     # the second run has timings from the first, so it can give an ETA
     outcomes = runner.run("smoke", book=book, only="good", stream=out)
     assert outcomes[0].ok and "ETA ?" not in out.getvalue().split("[1/1] good")[-1].splitlines()[0]
+
+
+def test_cpu_run_has_one_home_for_executed_notebooks(tmp_path, monkeypatch):
+    """The reference (cpu) run's executed notebook is the book's .ipynb, without the injected cell; nothing is
+    kept under results/cpu/notebooks (one committed copy of each output)."""
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n- file: good\n")
+    (book / "good.py").write_text('# %% tags=["parameters"]\nprofile = "cpu"\nseed = 0\n\n# %%\nprint(profile)\n')
+    monkeypatch.setattr(runner, "RESULTS", tmp_path / "results")
+    assert runner.run("cpu", book=book, stream=io.StringIO())[0].ok
+    copy = nbformat.read(book / "good.ipynb", as_version=4)
+    assert copy.cells[-1].outputs[0]["text"] == "cpu\n"
+    assert not any("injected-parameters" in c.metadata.get("tags", []) for c in copy.cells)
+    assert not (tmp_path / "results" / "cpu" / "notebooks").exists()
+    assert not list((tmp_path / "results" / "cpu").glob(".executing-*"))

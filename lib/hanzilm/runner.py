@@ -1,8 +1,9 @@
 """`hanzilm paper run`: execute the book's notebooks with papermill, in `book/_toc.yml` order.
 
-Each notebook's reviewed source is its jupytext `.py`; the runner builds the notebook from it, executes it
-with `profile` and `seed` injected, and writes the executed copy to `results/<profile>/notebooks/`. For the
-`cpu` profile (the reference run) it also refreshes the paired `book/**/*.ipynb`, so the book shows it.
+Each notebook's reviewed source is its jupytext `.py`; the runner builds the notebook from it and executes it
+with `profile` and `seed` injected. Each executed notebook has one home: for the `cpu` profile (the reference
+run) the paired `book/**/*.ipynb`, which the book shows; for any other profile `results/<profile>/notebooks/`
+(for `smoke`, nbval's reference).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -142,12 +144,15 @@ def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | Non
         eta = None if None in remaining else sum(remaining)
         print(f"[{i}/{len(sources)}] {name}  (elapsed {_fmt(time.time() - t0)}, ETA {_fmt(eta)})",
               file=stream, flush=True)
-        out = RESULTS / profile / "notebooks" / f"{name}.ipynb"
         start = time.time()
         try:
-            execute(source, profile, seed, out)
             if profile == DEFAULT_PROFILE:
-                refresh_book_copy(out, source)
+                with tempfile.TemporaryDirectory(prefix=".executing-", dir=_mkdir(RESULTS / profile)) as tmp:
+                    out = Path(tmp) / source.with_suffix(".ipynb").name
+                    execute(source, profile, seed, out)
+                    refresh_book_copy(out, source)
+            else:
+                execute(source, profile, seed, RESULTS / profile / "notebooks" / f"{name}.ipynb")
             outcome = Outcome(name, True, time.time() - start)
         except Exception as e:  # one failing notebook must not stop the batch
             detail = str(e).strip().splitlines()
@@ -171,7 +176,13 @@ def _summary(outcomes: list[Outcome], profile: str, total: float, stream) -> Non
     for o in outcomes:
         print(f"{o.name:<{width}}  {'ok' if o.ok else 'FAILED':<6}  {_fmt(o.seconds)}"
               + (f"  {o.error[:100]}" if o.error else ""), file=stream)
-    print(f"executed notebooks: {RESULTS / profile / 'notebooks'}", file=stream)
+    home = BOOK if profile == DEFAULT_PROFILE else RESULTS / profile / "notebooks"
+    print(f"executed notebooks: {home}", file=stream)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
