@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -31,8 +31,6 @@ _SENTENCE = re.compile(r"[^。！？!?…；;\n]*(?:[。！？!?…；;]+[”’
 
 @dataclass(frozen=True)
 class ClozeConfig:
-    profile_key: ClassVar[str] = "backpack_cloze"
-
     min_chars: int = 150          # Chinese characters per passage (WPLC: "at least 150")
     min_word: int = 2
     max_word: int = 4

@@ -26,7 +26,7 @@ from ...paths import cache_dir
 
 DOC = "<doc>"
 SPECIALS = (UNK, DOC)
-_FORMAT = "hanzilm.papers.backpack_encoded/1"
+_FORMAT = "hanzilm.lm_encoded/1"   # the cache format tag (part of the corpus key): kept from hanzilm.lm
 
 
 @dataclass
@@ -77,9 +77,9 @@ def corpus_key(data: dict[str, str], split: LMSplitConfig, min_freq: int) -> str
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def encoded_corpus(split: LMSplitConfig | None = None, min_freq: int = 10) -> EncodedCorpus:
-    """The encoded LM corpus: built on first use (a few seconds), then memory-mapped from the cache."""
-    split = split or LMSplitConfig()
+def encoded_corpus(split: LMSplitConfig, min_freq: int) -> EncodedCorpus:
+    """The encoded LM corpus: built on first use (a few seconds), then memory-mapped from the cache.
+    `min_freq` is the chapter's `lm.min_char_freq` (`experiment.load_corpus`), not `split.min_char_freq`."""
     data = checksums(lm_dataset_names())
     key = corpus_key(data, split, min_freq)
     directory = cache_dir() / "lm" / key[:16]

@@ -1,6 +1,6 @@
-"""Backpack vs GPT-2 pretraining (Sun & Hewitt 2023, Sec. 4): configs, training through the model store,
-and the Table 1 evaluations. Notebooks call these; the module is also a command for training in the
-background or under torchrun:
+"""Backpack vs GPT-2 pretraining (Sun & Hewitt 2023, Sec. 4): the chapter config, training and loading through
+the model store, and the Table 1 evaluations. Notebooks call these; the module is also a command for training
+in the background or under torchrun:
 
     .venv/bin/python -m hanzilm.papers.backpack.experiment --profile cpu --model backpack          # train_or_load
     torchrun --nproc_per_node 2 -m hanzilm.papers.backpack.experiment --profile smoke --model gpt --run-dir /tmp/x
@@ -12,18 +12,23 @@ import argparse
 import dataclasses
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
-import numpy as np
+import pandas as pd
 import torch
 
-from ...data.corpus import LMSplitConfig
-from .backpack import Backpack, BackpackConfig, backpack_param_count
-from .gpt import GPT, GPTConfig, gpt_param_count
+from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
+from ...data.vocab import CharVocab
+from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
-from ...store import load_history, load_summary, run_dir_for, train_or_load
-from ...train import TrainConfig, train
+from ...store import Store, is_complete, load_history, load_model, load_summary
+from ...train import TrainConfig, best_name, train
+from .backpack import Backpack, BackpackConfig, backpack_param_count
+from .cloze import ClozeCase, ClozeConfig, build_cloze, evaluate_cloze
+from .common import SensesConfig
 from .data import BlockBatches, EncodedCorpus, encoded_corpus
+from .gpt import GPT, GPTConfig, gpt_param_count
 from .perplexity import perplexity
 
 MODELS = ("gpt", "backpack")
@@ -40,9 +45,8 @@ PAPER_TRAIN = TrainConfig(steps=500_000, lr=6e-4, optimizer="adamw", betas=(0.9,
 
 @dataclass(frozen=True)
 class LMConfig:
-    """One model of the Backpack/GPT-2 pair. Defaults: the paper's micro pair."""
-
-    profile_key: ClassVar[str] = "backpack_lm"
+    """One model of the Backpack/GPT-2 pair, the key of its run in the model store. Defaults: the paper's
+    micro pair."""
 
     model: str = "backpack"          # "gpt" | "backpack"
     n_layer: int = 6                 # GPT-2 blocks; the Backpack's contextualiser has n_layer - 1
@@ -68,9 +72,31 @@ class LMConfig:
         return {m: dataclasses.replace(self, model=m) for m in MODELS}
 
 
-def configure(profile: str | Profile) -> tuple[LMConfig, LMSplitConfig]:
-    prof = get_profile(profile)
-    return prof.configure(LMConfig()), prof.configure(LMSplitConfig())
+@dataclass(frozen=True)
+class BackpackChapter:
+    """Everything the chapter's notebooks depend on, composed once: `ch = configure(profile)`.
+
+    lm: the pair's sizes and training (`lm.model` is replaced by each of MODELS: `lm.pair()`); split: the LM
+    corpus split; cloze: the WPLC-style cloze of Table 1; senses: the sizes of the Section 5 analyses;
+    store: where trained models are kept (set by the profile)."""
+
+    profile_key: ClassVar[str] = "backpack"
+
+    lm: LMConfig = field(default_factory=LMConfig)
+    split: LMSplitConfig = field(default_factory=LMSplitConfig)
+    cloze: ClozeConfig = field(default_factory=ClozeConfig)
+    senses: SensesConfig = field(default_factory=SensesConfig)
+    store: Store | None = field(default=None, compare=False)
+
+
+def configure(profile: str | Profile) -> BackpackChapter:
+    return get_profile(profile).configure(BackpackChapter())
+
+
+def _store(ch: BackpackChapter) -> Store:
+    if ch.store is None:
+        raise HanzilmError("this BackpackChapter has no model store; compose it with configure(profile)")
+    return ch.store
 
 
 def gpt_config(cfg: LMConfig, vocab_size: int) -> GPTConfig:
@@ -93,9 +119,9 @@ def param_count(mc: GPTConfig | BackpackConfig, positions: bool = True) -> int:
         backpack_param_count(mc, positions=positions)
 
 
-def corpus_for(profile: str | Profile) -> EncodedCorpus:
-    cfg, split = configure(profile)
-    return encoded_corpus(split, cfg.min_char_freq)
+def load_corpus(ch: BackpackChapter) -> EncodedCorpus:
+    """The encoded LM corpus of the chapter: its split, and a vocabulary cut at `lm.min_char_freq`."""
+    return encoded_corpus(ch.split, ch.lm.min_char_freq)
 
 
 def store_data(corpus: EncodedCorpus) -> dict[str, str]:
@@ -117,31 +143,94 @@ def batches(cfg: LMConfig, corpus: EncodedCorpus) -> BlockBatches:
     return BlockBatches(corpus.splits["train"], cfg.batch_size, cfg.block_size, seed=cfg.train.seed)
 
 
-def train_model(cfg: LMConfig, corpus: EncodedCorpus, profile: str | Profile) -> torch.nn.Module:
-    """The trained model of `cfg` with its best-dev weights (trained now if the store has no complete run)."""
-    return train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
-                         evaluate=dev_evaluator(cfg, corpus), profile=profile, data=store_data(corpus),
-                         code_version=CODE_VERSION)
+def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
+    """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
+    complete run."""
+    cfg = ch.lm.pair()[model]
+    return _store(ch).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
+                                    evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus),
+                                    code_version=CODE_VERSION)
 
 
-def run_dir(cfg: LMConfig, corpus: EncodedCorpus, profile: str | Profile):
-    return run_dir_for(cfg, profile=profile, data=store_data(corpus), code_version=CODE_VERSION)
+def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn.Module]:
+    """{"gpt", "backpack"}: both trained models (see `train_model`)."""
+    return {name: train_model(ch, corpus, name) for name in MODELS}
 
 
-def history(cfg: LMConfig, corpus: EncodedCorpus, profile: str | Profile) -> list[dict]:
-    return load_history(run_dir(cfg, corpus, profile))
+def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
+    return _store(ch).run_dir(ch.lm.pair()[model], data=store_data(corpus), code_version=CODE_VERSION)
 
 
-def summary(cfg: LMConfig, corpus: EncodedCorpus, profile: str | Profile) -> dict:
-    return load_summary(run_dir(cfg, corpus, profile))
+def summary(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict:
+    return load_summary(run_dir(ch, corpus, model))
+
+
+def histories(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, pd.DataFrame]:
+    """Each model's training history, one row per logged or evaluated step."""
+    return {name: pd.DataFrame(load_history(run_dir(ch, corpus, name))) for name in MODELS}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The trained pair of part 1 with the corpus it was trained on."""
+
+    corpus: EncodedCorpus
+    vocab: CharVocab
+    backpack: torch.nn.Module
+    gpt: torch.nn.Module
+
+
+def load_pair(ch: BackpackChapter) -> Pair:
+    """The corpus and the trained pair of book/backpack/table1, from the model store; trained first (the same
+    runs as table1's) if the store has none.
+
+    Afterwards torch runs on one thread: the sense analyses are thousands of tiny forwards, for which one
+    thread is fastest and two contend badly on a busy 2-core machine (100x slower, measured)."""
+    corpus = load_corpus(ch)
+    models = train_pair(ch, corpus)
+    torch.set_num_threads(1)
+    return Pair(corpus=corpus, vocab=corpus.vocab, backpack=models["backpack"], gpt=models["gpt"])
+
+
+def load_trained(ch: BackpackChapter, model: str = "backpack") -> tuple[torch.nn.Module, CharVocab]:
+    """A trained model of the store without ever training: an error says which notebook trains it."""
+    corpus = load_corpus(ch)
+    directory = run_dir(ch, corpus, model)
+    if not is_complete(directory):
+        raise HanzilmError(f"no trained {model} in {directory} (not complete); train it with the notebook "
+                           "backpack/table1 under the same profile (`hanzilm paper run --profile PROFILE "
+                           "--only backpack/table1`)")
+    net = build(ch.lm.pair()[model], len(corpus.vocab))
+    return load_model(net, directory / f"{best_name()}.safetensors").eval(), corpus.vocab
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Table 1's measurements of a trained pair on the test split."""
+
+    cases: list[ClozeCase]
+    perplexity: dict[str, dict[str, float]]              # model -> {"nll", "ppl", "tokens"}
+    cloze: dict[str, tuple[dict[str, float], list[dict]]]  # model -> (top-1/top-3 accuracy, per-case rows)
+
+
+def cloze_cases(ch: BackpackChapter, corpus: EncodedCorpus) -> list[ClozeCase]:
+    """The WPLC-style cloze set of the test split (see `cloze`)."""
+    docs = split_documents(load_lm_corpus(), test_fraction=ch.split.test_fraction,
+                           dev_fraction=ch.split.dev_fraction)["test"]
+    return build_cloze([d.text for d in docs], ch.cloze, corpus.vocab)
 
 
 def test_perplexity(model: torch.nn.Module, cfg: LMConfig, corpus: EncodedCorpus) -> dict[str, float]:
     return perplexity(model, corpus.splits["test"], cfg.block_size, cfg.eval_batch_size, cfg.test_tokens or None)
 
 
-def unk_rate(tokens: np.ndarray, corpus: EncodedCorpus) -> float:
-    return float(np.mean(np.asarray(tokens) == corpus.unk_id))
+def evaluate(ch: BackpackChapter, corpus: EncodedCorpus, models: dict[str, torch.nn.Module]) -> Evaluation:
+    """Test perplexity and the beam-search cloze of every model on the same cases."""
+    cases = cloze_cases(ch, corpus)
+    ppl = {name: test_perplexity(m, ch.lm, corpus) for name, m in models.items()}
+    cloze = {name: evaluate_cloze(m, cases, corpus.vocab, beam=ch.cloze.beam, block_size=ch.lm.block_size)
+             for name, m in models.items()}
+    return Evaluation(cases=cases, perplexity=ppl, cloze=cloze)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -156,13 +245,14 @@ def main(argv: list[str] | None = None) -> None:
     threads = a.threads or prof.torch_threads
     if threads:
         torch.set_num_threads(threads)
-    corpus = corpus_for(prof)
-    cfg = configure(prof)[0].pair()[a.model]
+    ch = configure(prof)
+    corpus = load_corpus(ch)
     if a.run_dir is None:
-        train_model(cfg, corpus, prof)
-        s = summary(cfg, corpus, prof)
+        train_model(ch, corpus, a.model)
+        s = summary(ch, corpus, a.model)
         print(f"{a.model}: best step {s['best_step']}, {s['best_metrics']}, wall {s['wall_time']:.0f} s")
         return
+    cfg = ch.lm.pair()[a.model]
     tcfg = cfg.train if a.steps is None else dataclasses.replace(cfg.train, steps=a.steps)
     torch.manual_seed(tcfg.seed)
     model = build(cfg, len(corpus.vocab))

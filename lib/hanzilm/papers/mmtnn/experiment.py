@@ -1,9 +1,10 @@
-"""The MMTNN chapter's experiments: one config per trained segmenter, trained once (`train_or_load`) and shared by
-every notebook that asks for it (Table 5 reuses Table 3's models).
+"""The MMTNN chapter's experiments: one config per trained segmenter, trained once through the chapter's model
+store and shared by every notebook that asks for it (Table 5 reuses Table 3's models).
 
-    cfg = configure("cpu", dataset="pku", model="mmtnn", pretrained=True)
-    seg = train_segmenter(cfg, "cpu")                 # a Segmenter; saved under <run_dir>/segmenter
-    counts, output = test_scores(seg, "pku", "cpu")   # the bakeoff metrics on the official test set
+    ch = configure("cpu")                                        # once, at the top of a notebook
+    cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True)
+    seg = get_segmenter(ch, cfg)                    # a Segmenter; saved under segmenter_path(ch, cfg)
+    counts, output = test_scores(ch, seg, "pku")    # the bakeoff metrics on the official test set
 
 Training follows the paper: the first 90 % of the training sentences train, the last 10 % are the dev set; max-margin
 loss with kappa per wrong tag, loss-augmented Viterbi, diagonal AdaGrad (lr 0.2), minibatches of 20 sentences, L2
@@ -15,28 +16,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 import torch
 
-from ...data.manifest import load_manifest
 from ...data.readers import read_lines, read_segmented, read_word_list
 from ...data.resolve import checksums, resolve
-from .pretrain import Word2VecConfig, char_vectors, init_table
 from ...errors import HanzilmError
 from ...eval.sighan import Counts, score
-from ...io import atomic_write_text
-from .crf import CRFSegmenter, CRFSpec, train_crf
-from .tagger import TaggerSpec, WindowTagger
+from ...io import atomic_path
 from ...profiles import Profile, get_profile
-from ...store import is_complete, load_history, run_dir_for, train_or_load
+from ...store import Store, load_history, load_summary
 from ...train import TrainConfig
-from .encoding import PAD_END, PAD_START, Encoder
+from .crf import CRFSegmenter, CRFSpec, train_crf
+from .encoding import Encoder
+from .pretrain import Word2VecConfig, char_vectors, init_table
 from .segmenter import Segmenter
+from .tagger import TaggerSpec, WindowTagger
 from .tags import words_to_tags
 
 CODE_VERSION = "mmtnn/1"
@@ -45,8 +44,6 @@ CODE_VERSION = "mmtnn/1"
 # thread, over 45 s with two, while another job ran). Decoding uses the profile's threads.
 TRAIN_THREADS = 1
 MODELS = ("crf", "nn", "nn_tag", "mmtnn")
-LABELS = {"crf": "CRF (unigram features)", "nn": "NN (Zheng-style; transition scores)",
-          "nn_tag": "NN + tag embedding", "mmtnn": "MMTNN"}
 
 DATASETS = {
     "pku": {"train": "pku_training_pd199801", "test": "pku_test.utf8", "gold": "pku_test_gold.utf8",
@@ -59,8 +56,6 @@ DATASETS = {
 @dataclass(frozen=True)
 class SegmentationConfig:
     """One trained segmenter. Defaults are the paper's values (Table 2 and the text); `epochs` is not stated."""
-
-    profile_key: ClassVar[str] = "mmtnn"
 
     dataset: str = "pku"
     model: str = "mmtnn"           # crf | nn | nn_tag | mmtnn
@@ -90,21 +85,32 @@ class SegmentationConfig:
 
 
 @dataclass(frozen=True)
-class SegmentationEval:
-    profile_key: ClassVar[str] = "mmtnn_eval"
+class MMTNNChapter:
+    """The chapter: the segmenter settings every model shares, the pre-training, and how much of the official
+    test sets is scored. `model(...)` picks one trained segmenter out of it."""
 
+    profile_key: ClassVar[str] = "mmtnn"
+
+    segmenter: SegmentationConfig = field(default_factory=SegmentationConfig)
+    word2vec: Word2VecConfig = field(default_factory=Word2VecConfig)
     test_lines: int | None = None        # score only the first n test lines (smoke)
+    store: Store | None = field(default=None, compare=False)
+
+    def model(self, *, dataset: str, model: str, pretrained: bool = False, bigram: bool = False
+              ) -> SegmentationConfig:
+        """The config of one segmenter: the shared settings with its variant fields set last."""
+        return dataclasses.replace(self.segmenter, dataset=dataset, model=model, pretrained=pretrained,
+                                   bigram=bigram)
 
 
-def configure(profile: str | Profile, **fields) -> SegmentationConfig:
-    """The profile's config for one model; the variant fields (dataset, model, pretrained, bigram) are set last."""
-    return dataclasses.replace(get_profile(profile).configure(SegmentationConfig()), **fields)
+def configure(profile: str | Profile) -> MMTNNChapter:
+    return get_profile(profile).configure(MMTNNChapter())
 
 
-def data_label(dataset: str, split: str = "train") -> str:
-    """The `data` column: the stand-in note of the training data."""
-    note = load_manifest().get(DATASETS[dataset]["train"]).stand_in_note
-    return f"stand-in: {note}" if note else "official"
+def _store(ch: MMTNNChapter) -> Store:
+    if ch.store is None:
+        raise HanzilmError("MMTNNChapter has no store: compose it with configure(profile)")
+    return ch.store
 
 
 # ---- data ----
@@ -117,11 +123,10 @@ def split_sentences(cfg: SegmentationConfig) -> tuple[list[list[str]], list[list
     return sentences[:cut], sentences[cut:]
 
 
-def _data_key(cfg: SegmentationConfig, profile: str | Profile) -> dict[str, str]:
+def _data_key(ch: MMTNNChapter, cfg: SegmentationConfig) -> dict[str, str]:
     data = checksums([DATASETS[cfg.dataset]["train"]])
     if cfg.pretrained:
-        w2v = get_profile(profile).configure(Word2VecConfig())
-        data["word2vec"] = json.dumps(dataclasses.asdict(w2v), sort_keys=True)
+        data["word2vec"] = json.dumps(dataclasses.asdict(ch.word2vec), sort_keys=True)
     return data
 
 
@@ -141,17 +146,18 @@ def train_config(cfg: SegmentationConfig, n_train: int) -> TrainConfig:
                        log_every=max(1, min(50, per_epoch)), seed=cfg.seed)
 
 
-def run_dir(cfg: SegmentationConfig, profile: str | Profile) -> Path:
-    return run_dir_for(cfg, profile=profile, data=_data_key(cfg, profile), code_version=CODE_VERSION)
+def run_dir(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
+    return _store(ch).run_dir(cfg, data=_data_key(ch, cfg), code_version=CODE_VERSION)
 
 
 # ---- neural models ----
 
-def build_model(cfg: SegmentationConfig, encoder: Encoder, profile: str | Profile) -> WindowTagger:
+def build_model(cfg: SegmentationConfig, encoder: Encoder, vectors: Mapping[str, np.ndarray] | None = None
+                ) -> WindowTagger:
+    """The untrained tagger of `cfg`; `vectors` (pre-trained character vectors) initialise its lookup table."""
     model = WindowTagger(spec_of(cfg), len(encoder.vocab), encoder.n_bigrams)
     std = float(model.char.weight.detach().std())
-    if cfg.pretrained:
-        vectors = char_vectors(get_profile(profile).configure(Word2VecConfig()), profile)
+    if vectors is not None:
         init_table(encoder.vocab.itos, vectors, model.char.weight.data, std)
     if cfg.bigram:  # each bigram starts as the mean of its two characters' embeddings
         ids = {"\x02": encoder.start, "\x03": encoder.end}
@@ -203,121 +209,96 @@ def dev_metrics(segmenter, dev: Sequence[Sequence[str]]) -> dict[str, float]:
     return {"dev_f1": 100 * c.f1, "dev_precision": 100 * c.precision, "dev_recall": 100 * c.recall}
 
 
-def train_segmenter(cfg: SegmentationConfig, profile: str | Profile) -> Segmenter:
+def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
     """The trained neural segmenter of `cfg` (best dev-F1 epoch): trained once, loaded afterwards."""
     if cfg.model == "crf":
         raise HanzilmError("the CRF is trained with train_crf_segmenter")
     train, dev = split_sentences(cfg)
     encoder = Encoder.build(["".join(s) for s in train], min_freq=cfg.char_min_freq, bigrams=cfg.bigram,
                             bigram_min_freq=cfg.bigram_min_freq)
+
+    def build() -> WindowTagger:
+        vectors = char_vectors(ch.word2vec, _store(ch)) if cfg.pretrained else None
+        return build_model(cfg, encoder, vectors)
+
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:
-        model = train_or_load(
-            cfg, build=lambda: build_model(cfg, encoder, profile), batches=_batches(cfg, encoder, train),
-            evaluate=lambda m: dev_metrics(Segmenter(m, encoder), dev), profile=profile,
-            data=_data_key(cfg, profile), code_version=CODE_VERSION, train_config=train_config(cfg, len(train)),
-            device="cpu")
+        model = _store(ch).train_or_load(
+            cfg, build=build, batches=_batches(cfg, encoder, train),
+            evaluate=lambda m: dev_metrics(Segmenter(m, encoder), dev), data=_data_key(ch, cfg),
+            code_version=CODE_VERSION, train_config=train_config(cfg, len(train)), device="cpu")
     finally:
         torch.set_num_threads(threads)
     segmenter = Segmenter(model, encoder)
-    saved = run_dir(cfg, profile) / "segmenter"
+    saved = segmenter_path(ch, cfg)
     if not (saved / "config.json").is_file():
         segmenter.save(saved)
     return segmenter
 
 
-def segmenter_path(cfg: SegmentationConfig, profile: str | Profile) -> Path:
+def segmenter_path(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
     """The saved segmenter directory (`hanzilm segment --model <this>`)."""
-    return run_dir(cfg, profile) / "segmenter"
+    return run_dir(ch, cfg) / "segmenter"
 
 
-def dev_history(cfg: SegmentationConfig, profile: str | Profile) -> list[dict]:
+def dev_history(ch: MMTNNChapter, cfg: SegmentationConfig) -> list[dict]:
     """(epoch, dev_f1) of every evaluated epoch."""
-    hist = [h for h in load_history(run_dir(cfg, profile)) if "dev_f1" in h]
+    hist = [h for h in load_history(run_dir(ch, cfg)) if "dev_f1" in h]
     train, _ = split_sentences(cfg)
     per_epoch = math.ceil(len(train) / cfg.batch_size)
     return [{"epoch": h["step"] // per_epoch, "dev_f1": h["dev_f1"]} for h in hist]
 
 
-def training_summary(cfg: SegmentationConfig, profile: str | Profile) -> dict:
-    from ...store import load_summary
-
-    return load_summary(run_dir(cfg, profile))
+def training_summary(ch: MMTNNChapter, cfg: SegmentationConfig) -> dict:
+    return load_summary(run_dir(ch, cfg))
 
 
 # ---- the CRF ----
 
-def train_crf_segmenter(cfg: SegmentationConfig, profile: str | Profile) -> CRFSegmenter:
-    directory = run_dir(cfg, profile)
-    path = directory / "crf.crfsuite"
-    if not is_complete(directory):
+def train_crf_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> CRFSegmenter:
+    """The CRF of `cfg`, trained once (its dev metrics recorded in done.json), loaded afterwards."""
+
+    def make(directory: Path) -> dict:
         train, dev = split_sentences(cfg)
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / "crf.crfsuite.tmp"
-        t0 = time.perf_counter()
-        train_crf(train, CRFSpec(c2=cfg.crf_c2, max_iterations=cfg.crf_max_iterations), tmp)
-        tmp.replace(path)
-        seconds = time.perf_counter() - t0
-        metrics = dev_metrics(CRFSegmenter(path), dev)
-        atomic_write_text(directory / "done.json", json.dumps(
-            {"config": dataclasses.asdict(cfg), "best_metrics": metrics, "wall_time": seconds}, indent=1))
-    return CRFSegmenter(path)
+        with atomic_path(directory / "crf.crfsuite") as tmp:
+            train_crf(train, CRFSpec(c2=cfg.crf_c2, max_iterations=cfg.crf_max_iterations), tmp)
+        return {"best_metrics": dev_metrics(CRFSegmenter(directory / "crf.crfsuite"), dev)}
+
+    directory = _store(ch).make_or_load(cfg, make, data=_data_key(ch, cfg), code_version=CODE_VERSION)
+    return CRFSegmenter(directory / "crf.crfsuite")
 
 
-def get_segmenter(cfg: SegmentationConfig, profile: str | Profile):
-    return train_crf_segmenter(cfg, profile) if cfg.model == "crf" else train_segmenter(cfg, profile)
+def get_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig):
+    return train_crf_segmenter(ch, cfg) if cfg.model == "crf" else train_segmenter(ch, cfg)
 
 
 # ---- the official test sets ----
 
-def test_scores(segmenter, dataset: str, profile: str | Profile) -> tuple[Counts, list[list[str]], float]:
+def _test_lines(ch: MMTNNChapter, dataset: str, name: str) -> list[str]:
+    lines = read_lines(resolve("sighan2005", DATASETS[dataset][name]), keep_empty=True)
+    return lines[:ch.test_lines] if ch.test_lines is not None else lines
+
+
+def test_scores(ch: MMTNNChapter, segmenter, dataset: str) -> tuple[Counts, list[list[str]]]:
     """Bakeoff metrics of `segmenter` on the official test input, against the official gold and training word
-    list; also returns the output (word lists per line) and the decoding seconds."""
-    ev = get_profile(profile).configure(SegmentationEval())
-    d = DATASETS[dataset]
-    lines = read_lines(resolve("sighan2005", d["test"]), keep_empty=True)
-    gold = [line.split() for line in read_lines(resolve("sighan2005", d["gold"]), keep_empty=True)]
-    if ev.test_lines is not None:
-        lines, gold = lines[:ev.test_lines], gold[:ev.test_lines]
-    t0 = time.perf_counter()
-    output = segmenter.segment_lines(lines)
-    seconds = time.perf_counter() - t0
-    words = read_word_list(resolve("sighan2005", d["words"]), comment=None, skip_lines=0)
+    list; also returns the output (word lists per line)."""
+    output = segmenter.segment_lines(_test_lines(ch, dataset, "test"))
     # the official MSR test input differs from its gold on 16 lines: scored as the official script does
-    result = score(words, gold, output, gold_name=d["gold"], test_name=f"{dataset} output", allow_mismatch=True)
-    return result.total, output, seconds
+    result = score(training_words(dataset), gold_words(ch, dataset), output, gold_name=DATASETS[dataset]["gold"],
+                   test_name=f"{dataset} output", allow_mismatch=True)
+    return result.total, output
 
 
 def training_words(dataset: str) -> list[str]:
     return read_word_list(resolve("sighan2005", DATASETS[dataset]["words"]), comment=None, skip_lines=0)
 
 
-def gold_words(dataset: str, profile: str | Profile) -> list[list[str]]:
-    ev = get_profile(profile).configure(SegmentationEval())
-    gold = [line.split() for line in read_lines(resolve("sighan2005", DATASETS[dataset]["gold"]), keep_empty=True)]
-    return gold[:ev.test_lines] if ev.test_lines is not None else gold
+def gold_words(ch: MMTNNChapter, dataset: str) -> list[list[str]]:
+    return [line.split() for line in _test_lines(ch, dataset, "gold")]
 
 
-__all__ = ["DATASETS", "LABELS", "MODELS", "SegmentationConfig", "SegmentationEval", "configure", "data_label",
-           "dev_history", "get_segmenter", "gold_words", "segmenter_path", "test_scores", "train_segmenter",
-           "training_words", "PAD_START", "PAD_END"]
-
-
-# ---- results tables ----
-
-METRICS = ("precision", "recall", "f1", "oov_recall")
-
-
-def metric_rows(counts: Counts, metrics: Sequence[str] = METRICS, **keys) -> list[dict]:
-    """Long-form rows (keys..., metric, ours) of bakeoff metrics in percent, the paper's unit."""
-    values = counts.metrics(percent=True)
-    return [{**keys, "metric": m, "ours": round(values[m], 4)} for m in metrics]
-
-
-def evaluate(cfg: SegmentationConfig, profile: str | Profile) -> tuple[Counts, float]:
-    """Train (or load) the model of `cfg` and score it on its dataset's official test set: counts and chars/s."""
-    segmenter = get_segmenter(cfg, profile)
-    counts, output, seconds = test_scores(segmenter, cfg.dataset, profile)
-    chars = sum(len(w) for line in output for w in line)
-    return counts, chars / max(seconds, 1e-9)
+def evaluate(ch: MMTNNChapter, cfg: SegmentationConfig) -> Counts:
+    """Train (or load) the model of `cfg` and score it on its dataset's official test set."""
+    counts, _ = test_scores(ch, get_segmenter(ch, cfg), cfg.dataset)
+    return counts

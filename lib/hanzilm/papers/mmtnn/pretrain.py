@@ -2,32 +2,25 @@
 
 Pei et al. pre-train on Chinese Gigaword, which we do not have; we train on the training split of the project's
 LM corpus (`hanzilm.data.corpus`), one paragraph per "sentence", characters as tokens, normalised like the
-segmenters' lookup (half-width ASCII -> full-width). The vectors are cached (safetensors + JSON) under
-results/<profile>/checkpoints/Word2VecConfig-<key>/ and keyed by the config and the corpus checksums.
+segmenters' lookup (half-width ASCII -> full-width). The vectors are made once in the chapter's store
+(`hanzilm.word2vec`: Word2VecConfig-<key>/, keyed by the config and the corpus checksums).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
 
-from ...io import atomic_path, atomic_write_text
-from ...profiles import Profile
-from ...store import is_complete, run_dir_for
+from ...store import Store
+from ...word2vec import word2vec_vectors
 
 _MAX_TOKENS = 10_000  # gensim's limit per sentence
 
 
 @dataclass(frozen=True)
 class Word2VecConfig:
-    profile_key: ClassVar[str] = "mmtnn_w2v"
-
     dim: int = 25
     window: int = 5
     sg: int = 1              # skip-gram (Mikolov et al. 2013)
@@ -61,37 +54,17 @@ def _corpus(cfg: Word2VecConfig) -> list[list[str]]:
     return sentences
 
 
-def word2vec_vectors(key: Any, sentences: Callable[[], list[list[str]]], *, profile: str | Profile,
-                     data: Mapping[str, str], **options: Any) -> dict[str, np.ndarray]:
-    """Character -> vector from gensim word2vec, trained once per (key config, data checksums) and loaded
-    afterwards from results/<profile>/checkpoints/. `sentences` is only called when training is needed;
-    `options` go to gensim's Word2Vec (one worker unless given: deterministic)."""
-    run_dir = run_dir_for(key, profile=profile, data=data)
-    if not is_complete(run_dir):
-        from gensim.models import Word2Vec
-
-        sents = sentences()
-        model = Word2Vec(sents, **{"workers": 1, **options})
-        itos = list(model.wv.index_to_key)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with atomic_path(run_dir / "vectors.safetensors") as tmp:
-            save_file({"vectors": torch.from_numpy(np.ascontiguousarray(model.wv.vectors))}, str(tmp))
-        atomic_write_text(run_dir / "itos.json", json.dumps(itos, ensure_ascii=False))
-        info = {"config": dataclasses.asdict(key), "data": dict(data), "tokens": sum(map(len, sents)),
-                "types": len(itos)}
-        atomic_write_text(run_dir / "done.json", json.dumps(info, indent=1))
-    vectors = load_file(str(run_dir / "vectors.safetensors"))["vectors"].numpy()
-    itos = json.loads((run_dir / "itos.json").read_text(encoding="utf-8"))
-    return dict(zip(itos, vectors))
-
-
-def char_vectors(cfg: Word2VecConfig, profile: str | Profile) -> dict[str, np.ndarray]:
-    """MMTNN pre-training: vectors over the LM corpus's training split."""
+def corpus_checksums() -> dict[str, str]:
+    """The LM corpus files' checksums: they key the vectors with the config."""
     from ...data.corpus import lm_dataset_names
     from ...data.manifest import load_manifest
 
-    sums = {f.path: f.sha256 for name in lm_dataset_names() for f in load_manifest().get(name).files}
-    return word2vec_vectors(cfg, lambda: _corpus(cfg), profile=profile, data=sums, vector_size=cfg.dim,
+    return {f.path: f.sha256 for name in lm_dataset_names() for f in load_manifest().get(name).files}
+
+
+def char_vectors(cfg: Word2VecConfig, store: Store) -> dict[str, np.ndarray]:
+    """MMTNN pre-training: vectors over the LM corpus's training split, made once in `store`."""
+    return word2vec_vectors(store, cfg, lambda: _corpus(cfg), data=corpus_checksums(), vector_size=cfg.dim,
                             window=cfg.window, sg=cfg.sg, negative=cfg.negative, min_count=cfg.min_count,
                             epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
 
@@ -120,5 +93,3 @@ def nearest(table: torch.Tensor, itos: list[str], query: str, k: int = 5) -> lis
     order = torch.argsort(dist)[:k]
     return [(itos[j], float(dist[j])) for j in order.tolist()]
 
-
-__all__ = ["Word2VecConfig", "char_vectors", "init_table", "nearest", "word2vec_vectors"]

@@ -29,7 +29,8 @@ from .tagger import TaggerSpec, WindowTagger
 from .encoding import Encoder
 from .tags import allowed_tags, tags_to_words
 
-FORMAT = "hanzilm.papers.mmtnner/1"
+# every saved segmenter's config.json names this format, the stored ones too: renaming it breaks loading them
+FORMAT = "hanzilm.segmenter/1"
 _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 
 
@@ -167,7 +168,7 @@ def _flush(segmenter: Segmenter, buf: list[str], out: TextIO, sep: str) -> int:
 
 
 def cli(args: argparse.Namespace) -> int:
-    """`hanzilm segment` (parser in segment/commands.py)."""
+    """`hanzilm segment` (parser in papers/mmtnn/commands.py)."""
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     segmenter = Segmenter.load(args.model, rules=not args.no_rules)
     out = sys.stdout

@@ -1,21 +1,32 @@
-"""Training and evaluating one segmental LM on one SNLM corpus, through the shared trainer and model store.
+"""The segmental-LM chapter: its config, one run (data, model, training through the model store, evaluation)
+and the grid of runs behind Table 2.
 
-    exp = slm_experiment("pku", "mslm", profile="cpu", seed=0)
-    run = train_slm(exp, profile="cpu")            # trained once, loaded afterwards
-    run.models["unsupervised"], run.models["lightly supervised"]
+    ch = configure("cpu")                          # MSLMChapter: per-corpus run templates, seeds, rates, store
+    exp = slm_experiment(ch, "pku", "mslm", seed=0)
+    run = train_slm(ch.store, exp)                 # trained once, loaded afterwards
     evaluate_corpus(run.models["unsupervised"], run.data, run.data.test)  # bits, segmentations, metrics
+    train_all(ch)                                  # every (corpus, encoder, seed) run, `workers` processes at once
+    runs = evaluate_all(ch)                        # one row per run x selection: word F1, boundary P/R/F1/MCC, bpc
 
 One training run keeps two selections: best dev bpc (`best.safetensors`, the unsupervised setting) and best
 dev boundary MCC (`best-dev_mcc.safetensors`, light supervision), as the paper's two model selections.
+
+The paper tunes the learning rate per cell and per selection (six rates, one seed) and then runs the chosen
+rate on four more seeds. The `paper` profile runs the authors' chosen rates (targets/mslm_table2.csv), so the
+unsupervised and lightly supervised cells of one model may be different runs; smaller profiles set one rate per
+model (`lr`) and read both selections off the same run.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as futures
 import dataclasses
 import functools
 import json
 import math
+import multiprocessing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -25,20 +36,26 @@ import torch
 from ...data.resolve import checksums
 from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
-from ..mmtnn.pretrain import word2vec_vectors
-from .model import SLMConfig, SegmentalLM
+from ...errors import HanzilmError
+from ...io import atomic_write_text
 from ...profiles import Profile, get_profile
+from ...progress import progress
 from ...results import TARGETS
-from .lattice import split
-from ...store import load_history, run_dir_for, train_or_load
+from ...store import Store, load_history, load_summary
 from ...train import TrainConfig
+from ...word2vec import word2vec_vectors
 from .data import CharBatches, build_vocab, eval_batches
+from .lattice import split
 from .metrics import segmentation_metrics
+from .model import ENCODERS, SLMConfig, SegmentalLM
 
+CORPORA = ("pku", "ptb")
 MAX_SEG_LEN = {"pku": 5, "ptb": 10}                 # k (paper text)
 WARMUP_FRACTION = {"pku": 1024 / 8192, "ptb": 0.0}  # the authors' warmup steps over 8192 steps
 DATASETS = {"pku": ["snlm_pku", "pku_training_pd199801"], "ptb": ["snlm_ptb"]}
 SELECTIONS = {"unsupervised": None, "lightly supervised": "dev_mcc"}   # -> trainer selection (None: metric)
+AUTHORS_SEEDS = (2, 3, 5, 8, 13)
+F1_SPLITS = ("corpus", "heldout", "test")
 
 
 def _paper_train() -> TrainConfig:
@@ -49,8 +66,7 @@ def _paper_train() -> TrainConfig:
 
 @dataclass(frozen=True)
 class SLMExperiment:
-    """One SLM training run. Defaults: the paper / the authors' configs; profiles override under "mslm"."""
-    profile_key: ClassVar[str] = "mslm"
+    """One SLM training run (its fields key the run in the store). Defaults: the paper / the authors' configs."""
 
     corpus: str = "pku"
     model: SLMConfig = field(default_factory=SLMConfig)
@@ -63,6 +79,50 @@ class SLMExperiment:
     train: TrainConfig = field(default_factory=_paper_train)
 
 
+# ---- the chapter ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MSLMChapter:
+    """The runs behind Table 2. Defaults: the paper (5 seeds everywhere, the authors' rate per selection, word
+    F1 over the whole corpus as Kawakami et al. 2019 and the paper report it). `pku` and `ptb` are each
+    corpus's run template: every run on it is the template with its encoder, seed and rate set."""
+    profile_key: ClassVar[str] = "mslm"
+
+    pku: SLMExperiment = field(default_factory=lambda: SLMExperiment(
+        corpus="pku", model=SLMConfig(max_seg_len=MAX_SEG_LEN["pku"])))
+    ptb: SLMExperiment = field(default_factory=lambda: SLMExperiment(
+        corpus="ptb", model=SLMConfig(max_seg_len=MAX_SEG_LEN["ptb"])))
+    seeds: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"*": AUTHORS_SEEDS})  # "pku/mslm" or "*"
+    lr: dict[str, float] = field(default_factory=dict)  # "pku/mslm" -> one rate for both selections
+    f1_split: str = "corpus"     # "corpus": train + dev + test; "heldout": dev + test; "test" (cheapest)
+    eval_sentences: int | None = None  # score only the first n sentences of each split (smoke runs)
+    workers: int = 1             # training processes at once (each with torch's threads // workers threads)
+    store: Store | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        if self.f1_split not in F1_SPLITS:
+            raise ValueError(f"f1_split must be one of {F1_SPLITS}, not {self.f1_split!r}")
+        for corpus in CORPORA:
+            if self.template(corpus).corpus != corpus:
+                raise ValueError(f"the {corpus} template is for corpus {self.template(corpus).corpus!r}")
+
+    def template(self, corpus: str) -> SLMExperiment:
+        if corpus not in CORPORA:
+            raise ValueError(f"corpus must be one of {CORPORA}, not {corpus!r}")
+        return getattr(self, corpus)
+
+    def seeds_for(self, corpus: str, encoder: str) -> tuple[int, ...]:
+        return tuple(self.seeds.get(f"{corpus}/{encoder}", self.seeds["*"]))
+
+    def lr_for(self, corpus: str, encoder: str, selection: str) -> float:
+        return self.lr.get(f"{corpus}/{encoder}", paper_lr(corpus, encoder, selection))
+
+
+def configure(profile: str | Profile) -> MSLMChapter:
+    """The chapter at a profile (its "mslm" overrides applied, its store set): composed once per notebook."""
+    return get_profile(profile).configure(MSLMChapter())
+
+
 def paper_lr(corpus: str, encoder: str, selection: str = "unsupervised") -> float:
     """The learning rate the authors selected for this cell (targets/mslm_table2.csv)."""
     t = pd.read_csv(TARGETS / "mslm_table2.csv")
@@ -71,16 +131,17 @@ def paper_lr(corpus: str, encoder: str, selection: str = "unsupervised") -> floa
     return float(t.lr.iloc[0])
 
 
-def slm_experiment(corpus: str, encoder: str, *, profile: str | Profile, seed: int = 0,
+def slm_experiment(ch: MSLMChapter, corpus: str, encoder: str, *, seed: int = 0,
                    lr: float | None = None) -> SLMExperiment:
-    """The experiment for (corpus, encoder) at a profile: k and warmup per corpus, the RSLM without encoder
-    dropout (as the authors), the authors' unsupervised learning rate unless `lr` is given."""
-    base = SLMExperiment(corpus=corpus, model=SLMConfig(encoder=encoder, max_seg_len=MAX_SEG_LEN[corpus],
-                                                        encoder_dropout=0.0 if encoder == "rslm" else 0.15))
-    cfg = get_profile(profile).configure(base, variant=corpus)
-    train = dataclasses.replace(cfg.train, seed=seed, lr=paper_lr(corpus, encoder) if lr is None else lr,
-                                warmup_steps=round(cfg.train.steps * WARMUP_FRACTION[corpus]))
-    return dataclasses.replace(cfg, train=train)
+    """The run of `encoder` on `corpus`: the corpus's template with that encoder (the RSLM without encoder
+    dropout, as the authors), the train seed, the authors' warmup fraction of the steps and `lr` (default:
+    the chapter's rate for the unsupervised selection)."""
+    base = ch.template(corpus)
+    model = dataclasses.replace(base.model, encoder=encoder, encoder_dropout=0.0 if encoder == "rslm" else 0.15)
+    train = dataclasses.replace(base.train, seed=seed,
+                                lr=ch.lr_for(corpus, encoder, "unsupervised") if lr is None else lr,
+                                warmup_steps=round(base.train.steps * WARMUP_FRACTION[corpus]))
+    return dataclasses.replace(base, model=model, train=train)
 
 
 # ---- data ------------------------------------------------------------------------------------------------
@@ -107,6 +168,17 @@ def load_data(corpus: str, train_sentences: int | None = None) -> SLMData:
                    {**checksums(DATASETS[corpus]), **snlm_form(corpus)})
 
 
+def run_dir(store: Store, exp: SLMExperiment) -> Path:
+    """Where the run `exp` is (or will be) stored: keyed by the experiment and its data's checksums."""
+    return _checked(store).run_dir(exp, data=load_data(exp.corpus, exp.train_sentences).checksums)
+
+
+def _checked(store: Store | None) -> Store:
+    if store is None:
+        raise HanzilmError("no model store: make the chapter with configure(profile)")
+    return store
+
+
 # ---- word2vec initialisation -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -119,18 +191,20 @@ class SLMWord2Vec:
     seed: int = 0
 
 
-def char_vectors(w2v: SLMWord2Vec, data: SLMData, profile: str | Profile) -> dict[str, np.ndarray]:
+def word2vec_config(exp: SLMExperiment) -> SLMWord2Vec:
+    return SLMWord2Vec(exp.corpus, exp.train_sentences, exp.model.dim, exp.w2v_epochs, exp.w2v_window)
+
+
+def char_vectors(store: Store, w2v: SLMWord2Vec, data: SLMData) -> dict[str, np.ndarray]:
     """word2vec (gensim CBOW) over the training sentences as character sequences."""
-    return word2vec_vectors(w2v, lambda: [list("".join(s)) for s in data.train], profile=profile,
-                            data=data.checksums, vector_size=w2v.dim, window=w2v.window, min_count=1,
-                            epochs=w2v.epochs, seed=w2v.seed)
+    return word2vec_vectors(store, w2v, lambda: [list("".join(s)) for s in data.train], data=data.checksums,
+                            vector_size=w2v.dim, window=w2v.window, min_count=1, epochs=w2v.epochs, seed=w2v.seed)
 
 
-def build_model(exp: SLMExperiment, data: SLMData, profile: str | Profile) -> SegmentalLM:
+def build_model(store: Store, exp: SLMExperiment, data: SLMData) -> SegmentalLM:
     model = SegmentalLM(exp.model, len(data.vocab))
     if exp.w2v_epochs > 0:
-        vecs = char_vectors(SLMWord2Vec(exp.corpus, exp.train_sentences, exp.model.dim, exp.w2v_epochs,
-                                        exp.w2v_window), data, profile)
+        vecs = char_vectors(store, word2vec_config(exp), data)
         rows = [(i, vecs[c]) for i, c in enumerate(data.vocab.itos) if c in vecs]
         with torch.no_grad():
             model.embedding.weight[[i for i, _ in rows]] = torch.from_numpy(np.stack([v for _, v in rows]))
@@ -190,7 +264,7 @@ def dev_evaluator(exp: SLMExperiment, data: SLMData):
     return evaluate
 
 
-# ---- training --------------------------------------------------------------------------------------------
+# ---- training one run ------------------------------------------------------------------------------------
 
 @dataclass
 class SLMRun:
@@ -201,18 +275,122 @@ class SLMRun:
     summary: dict[str, Any]
 
 
-def train_slm(exp: SLMExperiment, *, profile: str | Profile) -> SLMRun:
+def train_slm(store: Store, exp: SLMExperiment) -> SLMRun:
     """Train (or load) one SLM and return both selections."""
     data = load_data(exp.corpus, exp.train_sentences)
     rows = data.encode(data.train)
-    kw = dict(build=lambda: build_model(exp, data, profile), batches=CharBatches(rows, exp.batch_chars,
-              seed=exp.train.seed), evaluate=dev_evaluator(exp, data), profile=profile, data=data.checksums,
+    kw = dict(build=lambda: build_model(store, exp, data), batches=CharBatches(rows, exp.batch_chars,
+              seed=exp.train.seed), evaluate=dev_evaluator(exp, data), data=data.checksums,
               keep_best=[("dev_mcc", "max")])
-    models = {name: train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
-    run_dir = run_dir_for(exp, profile=profile, data=data.checksums)
-    summary = json.loads((run_dir / "done.json").read_text())
-    return SLMRun(exp, data, models, load_history(run_dir), summary)
+    models = {name: _checked(store).train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
+    where = run_dir(store, exp)
+    return SLMRun(exp, data, models, load_history(where), load_summary(where))
 
 
-__all__ = ["CorpusEval", "SLMData", "SLMExperiment", "SLMRun", "SLMWord2Vec", "build_model", "char_vectors",
-           "dev_evaluator", "evaluate_corpus", "load_data", "paper_lr", "slm_experiment", "train_slm"]
+# ---- the grid ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cell:
+    corpus: str
+    encoder: str
+    seed: int
+    selection: str
+    exp: SLMExperiment
+
+
+def cells(ch: MSLMChapter) -> list[Cell]:
+    """One entry per (corpus, encoder, seed, selection) of Table 2, with the run that provides it."""
+    out = []
+    for corpus in CORPORA:
+        for encoder in ENCODERS:
+            for seed in ch.seeds_for(corpus, encoder):
+                for selection in SELECTIONS:
+                    exp = slm_experiment(ch, corpus, encoder, seed=seed, lr=ch.lr_for(corpus, encoder, selection))
+                    out.append(Cell(corpus, encoder, seed, selection, exp))
+    return out
+
+
+def unique_runs(ch: MSLMChapter) -> list[SLMExperiment]:
+    return list(dict.fromkeys(c.exp for c in cells(ch)))
+
+
+def scored_splits(ch: MSLMChapter, data: SLMData) -> dict[str, list[list[str]]]:
+    """The splits word F1 is computed over (test last: its bpc is read off the same pass)."""
+    names = {"corpus": ("train", "dev", "test"), "heldout": ("dev", "test"), "test": ("test",)}[ch.f1_split]
+    return {n: getattr(data, n)[:ch.eval_sentences] for n in names}
+
+
+def evaluate_run(ch: MSLMChapter, exp: SLMExperiment) -> dict[str, dict[str, float]]:
+    """Both selections of one run: segmentation metrics over `ch.f1_split`, bits per character on the test
+    split (total bits / total characters, and the authors' mean of per-sentence bpc), and the step each
+    selection was taken at. Trains the run first if needed; cached beside the run's checkpoints."""
+    path = _eval_path(ch, exp)
+    if path.is_file():
+        return json.loads(path.read_text())
+    run = train_slm(ch.store, exp)
+    extra = run.summary.get("extra_best") or {}
+    splits = scored_splits(ch, run.data)
+    sentences = [s for split in splits.values() for s in split]
+    n_test = len(splits["test"])
+    test_chars = [sum(map(len, s)) for s in sentences[-n_test:]]
+    out: dict[str, dict[str, float]] = {}
+    for selection, model in run.models.items():
+        step = run.summary["best_step"] if SELECTIONS[selection] is None else extra.get("dev_mcc", {}).get("step")
+        same = [m for m in out.values() if m["selected_step"] == step]
+        if same:  # both selections took the same checkpoint: the same weights, the same numbers
+            out[selection] = dict(same[0])
+            continue
+        ev = evaluate_corpus(model, run.data, sentences, exp.eval_batch_chars)
+        test_bpc = ev.sentence_bpc[-n_test:]
+        out[selection] = {**{k: v for k, v in ev.metrics.items() if not k.startswith("bpc")},
+                          "bpc": sum(b * n for b, n in zip(test_bpc, test_chars)) / sum(test_chars),
+                          "bpc_sentence_mean": float(np.mean(test_bpc)), "selected_step": step}
+    atomic_write_text(path, json.dumps(out, indent=1))
+    return out
+
+
+def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
+    limit = "" if ch.eval_sentences is None else f"-{ch.eval_sentences}"
+    return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}.json"
+
+
+def _worker(ch: MSLMChapter, exp: SLMExperiment, threads: int) -> SLMExperiment:
+    torch.set_num_threads(threads)
+    evaluate_run(ch, exp)
+    return exp
+
+
+def train_all(ch: MSLMChapter) -> None:
+    """Train and evaluate every run the chapter needs that is not stored yet, `ch.workers` at a time (longest
+    corpus first, so the workers finish together)."""
+    todo = [e for e in unique_runs(ch) if not _eval_path(ch, e).is_file()]
+    todo.sort(key=lambda e: (e.corpus != "pku", e.model.encoder))
+    if not todo:
+        return
+    bar = progress(total=len(todo), desc="segmental LM runs", unit="run")
+    if ch.workers <= 1:
+        for exp in todo:
+            evaluate_run(ch, exp)
+            bar.update()
+    else:
+        # this process's threads (the profile's, set by `start`) shared among the workers; spawn: a fresh
+        # interpreter per worker (no forked torch thread pools), handed the chapter (its store included)
+        threads = max(1, torch.get_num_threads() // ch.workers)
+        ctx = multiprocessing.get_context("spawn")
+        with futures.ProcessPoolExecutor(ch.workers, mp_context=ctx) as pool:
+            jobs = [pool.submit(_worker, ch, e, threads) for e in todo]
+            for job in futures.as_completed(jobs):
+                job.result()
+                bar.update()
+    bar.close()
+
+
+def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
+    """One row per (corpus, encoder, seed, selection): lr, the selected step and every metric."""
+    train_all(ch)
+    rows = []
+    for c in cells(ch):
+        m = evaluate_run(ch, c.exp)[c.selection]
+        rows.append({"dataset": c.corpus.upper(), "selection": c.selection, "model": c.encoder.upper(),
+                     "seed": c.seed, "lr": c.exp.train.lr, **m})
+    return pd.DataFrame(rows)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 import torch.nn as nn
@@ -37,7 +36,6 @@ ENCODERS = ("rslm", "mslm", "dmslm")
 @dataclass(frozen=True)
 class SLMConfig:
     """Defaults: the paper and the authors' configs (targets/mslm_hyperparameters.csv)."""
-    profile_key: ClassVar[str] = "mslm_model"
 
     encoder: str = "mslm"
     dim: int = 256                 # embedding and hidden size
