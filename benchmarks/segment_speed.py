@@ -21,8 +21,6 @@ import time
 
 import torch
 
-from hanzilm.data.readers import read_lines
-from hanzilm.data.resolve import resolve
 from hanzilm.eval.sighan import score
 from hanzilm.papers.mmtnn import experiment as ex
 from hanzilm.store import load_summary
@@ -48,8 +46,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     os.environ.setdefault("HANZILM_PROGRESS", "0")
 
-    lines = read_lines(resolve("sighan2005", "pku_test.utf8"), keep_empty=True)
-    gold = [line.split() for line in read_lines(resolve("sighan2005", "pku_test_gold.utf8"), keep_empty=True)]
+    ch = ex.configure(args.profile)
+    lines, gold = ex.test_set("pku")  # the whole test input, whatever the profile scores
     words = ex.training_words("pku")
     n_chars = sum(len(line.replace(" ", "")) for line in lines)
 
@@ -57,8 +55,7 @@ def main() -> None:
     variants = {"MMTNN + pre-training + bigram (ours)": dict(model="mmtnn", pretrained=True, bigram=True),
                 "MMTNN (ours)": dict(model="mmtnn"), "NN, Zheng-style (ours)": dict(model="nn")}
     for name, fields in variants.items():
-        cfg = ex.configure(args.profile, dataset="pku", **fields)
-        systems[name] = ex.train_segmenter(cfg, args.profile).segment_lines
+        systems[name] = ex.train_segmenter(ch, ch.model(dataset="pku", **fields)).segment_lines
     import jieba
 
     jieba.setLogLevel(60)
@@ -85,9 +82,9 @@ def main() -> None:
         print(f"{name:40s} {100 * f1:6.2f} {speed:10.0f} {speed / base:9.2f}")
 
     # training time per epoch (full PKU stand-in, 90 % split), MMTNN
-    cfg = ex.configure(args.profile, dataset="pku", model="mmtnn")
+    cfg = ch.model(dataset="pku", model="mmtnn")
     train, _ = ex.split_sentences(cfg)
-    segmenter = ex.train_segmenter(cfg, args.profile)
+    segmenter = ex.train_segmenter(ch, cfg)
     model = copy.deepcopy(segmenter.model).train()
     tcfg = ex.train_config(cfg, len(train))
     opt = make_optimizer(model, tcfg)
@@ -100,7 +97,7 @@ def main() -> None:
         loss.backward()
         opt.step()
     secs = (time.perf_counter() - t0) / args.train_steps * per_epoch
-    summary = load_summary(ex.run_dir(cfg, args.profile))
+    summary = load_summary(ex.run_dir(ch, cfg))
     recorded = summary["wall_time"] / (summary["steps"] / per_epoch)
     print(f"MMTNN training, full PKU stand-in ({len(train)} sentences, {per_epoch} steps/epoch): "
           f"{secs:.0f} s/epoch measured here ({args.train_steps} steps), {recorded:.0f} s/epoch in the "

@@ -177,7 +177,7 @@ def test_bigram_embeddings_start_as_the_mean_of_their_characters():
     enc = Encoder.build(["我爱北京", "北京欢迎你"], min_freq=1, bigrams=True, bigram_min_freq=1)
     cfg = SegmentationConfig(model="mmtnn", bigram=True, dim=6, hidden=8, factors=2)
     torch.manual_seed(0)
-    model = build_model(cfg, enc, "smoke")
+    model = build_model(cfg, enc)
     j = enc.bigrams.index("北京")
     want = (model.char.weight[enc.vocab.stoi["北"]] + model.char.weight[enc.vocab.stoi["京"]]) / 2
     assert torch.allclose(model.bigram.weight[j], want)
@@ -192,3 +192,82 @@ def test_pretrained_rows_and_nearest_neighbours():
     assert init_table(itos, vectors, table, std=0.1) == 3
     assert table[4].abs().sum() == 0 and table[1, 0] > 0
     assert [c for c, _ in nearest(table, itos, "一", k=2)] == ["二", "，"]  # specials are never neighbours
+
+
+def test_pretrained_vectors_initialise_the_lookup_table():
+    from hanzilm.papers.mmtnn.experiment import SegmentationConfig, build_model
+
+    enc = Encoder.build(["我爱北京"], min_freq=1)
+    cfg = SegmentationConfig(model="nn", pretrained=True, dim=2, hidden=4)
+    torch.manual_seed(0)
+    model = build_model(cfg, enc, {"北": np.array([3.0, 0.0]), "京": np.array([-3.0, 0.0])})
+    north, capital = model.char.weight[enc.vocab.stoi["北"]], model.char.weight[enc.vocab.stoi["京"]]
+    assert torch.allclose(north, -capital) and north[0] > 0 and north[1] == 0
+
+
+# ---- the chapter config and its store ----
+
+def test_chapter_config_composes_the_profile():
+    import dataclasses
+
+    from hanzilm.errors import HanzilmError
+    from hanzilm.papers.mmtnn.experiment import MMTNNChapter, SegmentationConfig, configure
+    from hanzilm.papers.mmtnn.pretrain import Word2VecConfig
+    from hanzilm.store import Store
+
+    ch = configure("smoke")
+    assert ch.store == Store.of("smoke") and ch.test_lines == 100
+    assert (ch.segmenter.train_sentences, ch.segmenter.epochs, ch.segmenter.crf_max_iterations) == (300, 1, 5)
+    assert (ch.word2vec.max_chars, ch.word2vec.epochs, ch.word2vec.dim) == (100_000, 1, 25)
+    cpu = configure("cpu")
+    assert cpu.test_lines is None and cpu.segmenter.min_steps == 2500 and cpu.segmenter.train_sentences is None
+    # the paper profile is the paper: no overrides
+    paper = configure("paper")
+    assert (paper.segmenter, paper.word2vec, paper.test_lines) == (SegmentationConfig(), Word2VecConfig(), None)
+    assert paper == MMTNNChapter()  # the store does not take part in comparisons
+    # one model: the shared settings with its variant set last
+    cfg = ch.model(dataset="msr", model="nn", pretrained=True)
+    assert cfg == dataclasses.replace(ch.segmenter, dataset="msr", model="nn", pretrained=True, bigram=False)
+    with pytest.raises(HanzilmError, match="model one of"):
+        ch.model(dataset="pku", model="lstm")
+
+
+def test_pretrained_models_are_keyed_by_the_word2vec_config(real_mirror, tmp_path):
+    import dataclasses
+    import json
+
+    from hanzilm.papers.mmtnn import experiment as ex
+    from hanzilm.store import Store
+
+    ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path))
+    other = dataclasses.replace(ch, word2vec=dataclasses.replace(ch.word2vec, epochs=2))
+    plain, pre = ch.model(dataset="pku", model="mmtnn"), ch.model(dataset="pku", model="mmtnn", pretrained=True)
+    assert ex.run_dir(ch, plain) == ex.run_dir(other, plain)
+    assert ex.run_dir(ch, pre) != ex.run_dir(other, pre)
+    assert ex._data_key(ch, pre)["word2vec"] == json.dumps(dataclasses.asdict(ch.word2vec), sort_keys=True)
+    assert ex.segmenter_path(ch, pre) == tmp_path / ex.run_dir(ch, pre).name / "segmenter"
+
+
+def test_crf_is_made_once_in_the_store(tmp_path, monkeypatch):
+    import dataclasses
+
+    from hanzilm.papers.mmtnn import experiment as ex
+    from hanzilm.store import Store, load_summary
+
+    words = [["我们", "在", "北京", "工作", "。"], ["今天", "北京", "天气", "很", "好", "。"]]
+    monkeypatch.setattr(ex, "split_sentences", lambda cfg: (words * 5, words))
+    monkeypatch.setattr(ex, "_data_key", lambda ch, cfg: {"toy": "0"})
+    ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path))
+    cfg = ch.model(dataset="pku", model="crf")
+    first = ex.get_segmenter(ch, cfg)
+    run = ch.store.run_dir(cfg, data={"toy": "0"}, code_version=ex.CODE_VERSION)
+    assert (run / "crf.crfsuite").is_file()
+    assert load_summary(run)["best_metrics"]["dev_f1"] == pytest.approx(
+        ex.dev_metrics(first, words)["dev_f1"])
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the stored CRF was trained again")
+
+    monkeypatch.setattr(ex, "train_crf", fail)
+    again = ex.get_segmenter(ch, cfg)
+    assert again.segment_lines(["今天北京很好。"]) == first.segment_lines(["今天北京很好。"])

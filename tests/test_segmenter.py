@@ -4,6 +4,7 @@ bad encodings."""
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -45,6 +46,8 @@ def test_learned_and_round_trip(segmenter, tmp_path):
     assert loaded.segment_lines(lines) == segmenter.segment_lines(lines)
     assert sorted(p.name for p in (tmp_path / "seg").iterdir()) == [
         "bigrams.json", "chars.json", "config.json", "model.safetensors"]
+    # the format every stored segmenter carries (`hanzilm segment --model` must keep reading them)
+    assert json.loads((tmp_path / "seg" / "config.json").read_text())["format"] == "hanzilm.segmenter/1"
 
 
 def test_empty_lines_whitespace_and_unknown_characters(segmenter):

@@ -36,41 +36,20 @@ profile = "cpu"
 seed = 0
 
 # %%
-import jieba
-import pandas as pd
-
-from hanzilm.data.readers import read_lines
-from hanzilm.data.resolve import resolve
-from hanzilm.eval.sighan import ScoreResult, format_report, offset_counts, score
+from hanzilm.eval.sighan import ScoreResult, format_report
 from hanzilm.notebook import show, start
+from hanzilm.papers.mmtnn import tables
+from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import write_results
-from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
-jieba.setLogLevel(60)
-OFFICIAL_JIEBA_F = {"PKU": 81.8, "MSR": 81.3}  # ../shared/anchors.md: jieba 0.42.1, the official script
+ch = configure(prof)
 
 # %% [markdown]
 # ## 1. jieba, scored by us, beside the official script's F
 
 # %%
-rows = []
-for dataset in ("pku", "msr"):
-    d = ex.DATASETS[dataset]
-    lines = read_lines(resolve("sighan2005", d["test"]), keep_empty=True)
-    gold = [line.split() for line in read_lines(resolve("sighan2005", d["gold"]), keep_empty=True)]
-    output = [[w for w in jieba.cut(line) if w.strip()] for line in lines]
-    words = ex.training_words(dataset)
-    result = score(words, gold, output, allow_mismatch=True)
-    by_offsets = offset_counts(words, gold, output)
-    for alignment, counts in (("word diff (the script's)", result.total), ("character offsets", by_offsets)):
-        rows.append({"dataset": d["label"], "system": "jieba 0.42.1 (default)", "alignment": alignment,
-                     "official_script_f1": OFFICIAL_JIEBA_F[d["label"]], "data": "official",
-                     "metric": "f1", "ours": round(100 * counts.f1, 4)})
-    rows.append({"dataset": d["label"], "system": "jieba 0.42.1 (default)", "alignment": "-",
-                 "official_script_f1": float("nan"), "data": "official", "metric": "lines_differing_from_gold",
-                 "ours": len(result.mismatched)})
-check = write_results(pd.DataFrame(rows), chapter="mmtnn", name="scorer_jieba", run=run, datasets=["sighan2005"],
+check = write_results(tables.scorer_jieba(), chapter="mmtnn", name="scorer_jieba", run=run, datasets=["sighan2005"],
                       notes="jieba on the official test inputs; official_script_f1 from ../shared/anchors.md")
 show(check)
 
@@ -84,37 +63,17 @@ show(check)
 # The totals in the official script's layout (`=== ...` lines), from the word diff and from character offsets.
 
 # %%
-segmenter = ex.get_segmenter(ex.configure(prof, dataset="pku", model="mmtnn"), prof)
-counts, output, _ = ex.test_scores(segmenter, "pku", prof)
-gold = ex.gold_words("pku", prof)
-words = ex.training_words("pku")
-by_diff = score(words, gold, output).total
-by_offsets = offset_counts(words, gold, output)
-
-
-def totals(c):
-    return {"TOTAL INSERTIONS": c.insertions, "TOTAL DELETIONS": c.deletions, "TOTAL SUBSTITUTIONS": c.substitutions,
-            "TOTAL NCHANGE": c.nchange, "TOTAL TRUE WORD COUNT": c.true_words, "TOTAL TEST WORD COUNT": c.test_words,
-            "TOTAL TRUE WORDS RECALL": round(c.recall, 3), "TOTAL TEST WORDS PRECISION": round(c.precision, 3),
-            "F MEASURE": round(c.f1, 3), "OOV Rate": round(c.oov_rate, 3), "OOV Recall Rate": round(c.oov_recall, 3),
-            "IV Recall Rate": round(c.iv_recall, 3)}
-
-
-side = pd.DataFrame({"word diff (the script's alignment)": totals(by_diff), "character offsets": totals(by_offsets)})
-long = side.reset_index(names="metric").melt(id_vars="metric", var_name="alignment", value_name="ours")
-long.insert(0, "model", "MMTNN")
-long.insert(0, "dataset", "PKU")
-long.insert(2, "data", ex.data_label("pku"))
-write_results(long[["dataset", "model", "data", "alignment", "metric", "ours"]], chapter="mmtnn",
-              name="scorer_side_by_side", run=run, datasets=["sighan2005", "pku_training_pd199801"],
+counts = tables.alignments(ch)
+write_results(tables.scorer_side_by_side(counts), chapter="mmtnn", name="scorer_side_by_side", run=run,
+              datasets=["sighan2005", "pku_training_pd199801"],
               notes="Table 3's MMTNN on the PKU test set, scored with both alignments")
-side.assign(equal=side.iloc[:, 0] == side.iloc[:, 1])
+tables.totals_side_by_side(counts)
 
 # %% [markdown]
 # The report as `hanzilm score pku_training_words.utf8 pku_test_gold.utf8 OUTPUT` prints it:
 
 # %%
-print(format_report(ScoreResult(total=by_diff, test_name="mmtnn_pku_output")))
+print(format_report(ScoreResult(total=counts[tables.WORD_DIFF], test_name="mmtnn_pku_output")))
 
 # %% [markdown]
 # Precision, recall, F and the OOV figures agree to the script's three decimals. The insertion, deletion and

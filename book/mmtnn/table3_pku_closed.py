@@ -31,29 +31,25 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from hanzilm.notebook import show, start
+from hanzilm.papers.mmtnn import tables
+from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import paper_values, write_results
-from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
-base = ex.configure(prof, dataset="pku")
-print(f"epochs: {base.epochs}, training sentences: {'all' if base.train_sentences is None else base.train_sentences}")
+ch = configure(prof)
+seg = ch.segmenter
+print(f"epochs: {seg.epochs}, training sentences: {'all' if seg.train_sentences is None else seg.train_sentences}")
 
 # %% [markdown]
 # ## Training and testing the four models
 #
-# Each model is trained once and stored (`train_or_load`); Tables 4 and 5 load the same models.
+# Each model is trained once and stored (`ch.store`); Tables 4 and 5 load the same models.
 
 # %%
-rows, speed = [], {}
-for model in ex.MODELS:
-    counts, chars_per_s = ex.evaluate(ex.configure(prof, dataset="pku", model=model), prof)
-    speed[model] = chars_per_s
-    rows += ex.metric_rows(counts, dataset="PKU", model=ex.LABELS[model], data=ex.data_label("pku"))
 table3 = write_results(
-    pd.DataFrame(rows), chapter="mmtnn", name="table3", run=run,
+    tables.table3(ch), chapter="mmtnn", name="table3", run=run,
     datasets=["sighan2005", "pku_training_pd199801"],
     paper=paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
                        metrics={"precision": "precision", "recall": "recall", "f1": "f1", "oov_recall": "oov_recall"},
@@ -78,7 +74,7 @@ show(table3)
 # The same numbers side by side (percent):
 
 # %%
-table3.pivot_table(index="model", columns="metric", values="ours", sort=False)[list(ex.METRICS)]
+tables.metrics_pivot(table3, index="model")
 
 # %% [markdown]
 # ## Dev F1 per epoch
@@ -87,9 +83,8 @@ table3.pivot_table(index="model", columns="metric", values="ours", sort=False)[l
 # epoch. The kept model is the epoch with the highest dev F1 (the test set plays no part in the selection).
 
 # %%
-curves = pd.DataFrame([{"model": ex.LABELS[m], **h} for m in ("nn", "nn_tag", "mmtnn")
-                       for h in ex.dev_history(ex.configure(prof, dataset="pku", model=m), prof)])
-crf_dev = ex.training_summary(ex.configure(prof, dataset="pku", model="crf"), prof)["best_metrics"]["dev_f1"]
+curves = tables.dev_curves(ch, "pku")
+crf_dev = tables.crf_dev_f1(ch, "pku")
 fig, ax = plt.subplots()
 for name, df in curves.groupby("model", sort=False):
     ax.plot(df["epoch"], df["dev_f1"], marker="o", label=name)
@@ -100,4 +95,4 @@ ax.set_title("PKU (stand-in training data): dev F1 per epoch")
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
-curves.pivot(index="epoch", columns="model", values="dev_f1")
+tables.by_epoch(curves)

@@ -26,28 +26,16 @@ profile = "cpu"
 seed = 0
 
 # %%
-import pandas as pd
-
-from hanzilm.papers.mmtnn.pretrain import nearest
 from hanzilm.notebook import show, start
+from hanzilm.papers.mmtnn import tables
+from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import write_results
-from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
-segmenter = ex.get_segmenter(ex.configure(prof, dataset="pku", model="mmtnn"), prof)
-table = segmenter.model.char.weight.detach()
-itos = segmenter.encoder.vocab.itos
+ch = configure(prof)
 
 # %%
-queries = {"number": "五", "family name": "王", "punctuation": "，"}
-rows = []
-for kind, query in queries.items():
-    if query not in segmenter.encoder.vocab.stoi:
-        continue  # a smoke-sized vocabulary may lack it
-    for rank, (char, dist) in enumerate(nearest(table, itos, query, k=5), start=1):
-        rows.append({"class": kind, "query": query, "rank": rank, "neighbour": char,
-                     "data": ex.data_label("pku"), "metric": "euclidean_distance", "ours": round(dist, 4)})
-table4 = write_results(pd.DataFrame(rows), chapter="mmtnn", name="table4", run=run,
+table4 = write_results(tables.table4(ch), chapter="mmtnn", name="table4", run=run,
                        datasets=["pku_training_pd199801"],
                        notes="nearest characters in the MMTNN lookup table (PKU stand-in training, random init)")
 show(table4)
@@ -56,7 +44,7 @@ show(table4)
 # The five neighbours of each query, as the paper lays them out (one column per query):
 
 # %%
-table4.pivot(index="rank", columns="query", values="neighbour")
+tables.neighbours(table4)
 
 # %% [markdown]
 # In the cpu run the family name and the comma behave as in the paper: 王's nearest characters are mostly family

@@ -30,30 +30,22 @@ profile = "cpu"
 seed = 0
 
 # %%
-import pandas as pd
-
-from hanzilm.papers.mmtnn.pretrain import Word2VecConfig
 from hanzilm.notebook import show, start
+from hanzilm.papers.mmtnn import tables
+from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import paper_values, write_results
-from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
-w2v = prof.configure(Word2VecConfig())
+ch = configure(prof)
+w2v = ch.word2vec
 print(f"word2vec: dim {w2v.dim}, window {w2v.window}, skip-gram, {w2v.epochs} epoch(s), "
       f"corpus limit {'none' if w2v.max_chars is None else w2v.max_chars} characters")
 
 # %%
-variants = {("nn", False): "Zheng et al. 2013", ("mmtnn", False): "MMTNN",
-            ("nn", True): "Zheng et al. 2013 + pre-training", ("mmtnn", True): "MMTNN + pre-training"}
-rows = []
-for dataset in ("pku", "msr"):
-    for (model, pretrained), label in variants.items():
-        counts, _ = ex.evaluate(ex.configure(prof, dataset=dataset, model=model, pretrained=pretrained), prof)
-        rows += ex.metric_rows(counts, dataset=ex.DATASETS[dataset]["label"], model=label,
-                               data=ex.data_label(dataset))
+table = tables.table5(ch)
 table5 = write_results(
-    pd.DataFrame(rows), chapter="mmtnn", name="table5", run=run,
-    datasets=["sighan2005", "pku_training_pd199801", "msr_training_sample"],
+    table, chapter="mmtnn", name="table5", run=run,
+    datasets=tables.row_datasets(table), by=("dataset", "model"),
     paper=paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
                        metrics={"precision": "precision", "recall": "recall", "f1": "f1"}, where={"table": 5}),
     notes="stand-in training data (PKU: People's Daily 1998-01; MSR: 3,999-sentence sample); pre-training on our "
@@ -62,7 +54,7 @@ table5 = write_results(
 show(table5)
 
 # %%
-table5.pivot_table(index=["dataset", "model"], columns="metric", values="ours", sort=False)[list(ex.METRICS)]
+tables.metrics_pivot(table5, index=["dataset", "model"])
 
 # %% [markdown]
 # **What the cpu run shows.** On PKU, MMTNN beats our re-implementation of Zheng et al. by 3.5 points of F

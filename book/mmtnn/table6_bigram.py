@@ -29,31 +29,20 @@ profile = "cpu"
 seed = 0
 
 # %%
-import pandas as pd
-
 from hanzilm.notebook import show, start
+from hanzilm.papers.mmtnn import tables
+from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import paper_values, write_results
-from hanzilm.papers.mmtnn import experiment as ex
 
 prof, run = start(profile, seed)
+ch = configure(prof)
 
 # %%
-rows = []
-for dataset in ("pku", "msr"):
-    label = ex.DATASETS[dataset]["label"]
-    counts, _ = ex.evaluate(ex.configure(prof, dataset=dataset, model="mmtnn", pretrained=True, bigram=True), prof)
-    rows += ex.metric_rows(counts, ("f1", "oov_recall"), dataset=label, model="MMTNN + pre-training + bigram",
-                           data=ex.data_label(dataset))
-    # the reference row without bigrams is Table 5's model (loaded)
-    counts, _ = ex.evaluate(ex.configure(prof, dataset=dataset, model="mmtnn", pretrained=True), prof)
-    rows += ex.metric_rows(counts, ("f1", "oov_recall"), dataset=label, model="MMTNN + pre-training",
-                           data=ex.data_label(dataset))
-    for system in ("Tseng et al. 2005", "Zhang & Clark 2007", "Zhang et al. 2013"):
-        rows.append({"dataset": label, "model": system, "data": "not re-run (the paper's comparison row)",
-                     "metric": "f1", "ours": float("nan")})
+# the row without bigrams is Table 5's model (loaded); the comparison rows are quoted (no data of ours)
+table = tables.table6(ch)
 table6 = write_results(
-    pd.DataFrame(rows), chapter="mmtnn", name="table6", run=run,
-    datasets=["sighan2005", "pku_training_pd199801", "msr_training_sample"],
+    table, chapter="mmtnn", name="table6", run=run,
+    datasets=tables.row_datasets(table), by=("dataset", "model"),
     paper=paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
                        metrics={"f1": "f1"}, where={"table": 6}),
     notes="stand-in training data; pre-training on our LM corpus; comparison rows quoted, not re-run",

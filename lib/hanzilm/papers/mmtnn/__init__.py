@@ -1,1 +1,6 @@
-"""Pei, Ge & Chang (2014), Max-Margin Tensor Neural Network for Chinese Word Segmentation."""
+"""Pei, Ge & Chang (2014), Max-Margin Tensor Neural Network for Chinese Word Segmentation.
+
+experiment: the chapter config (`configure(profile)` -> MMTNNChapter) and training/scoring through its store;
+tables: the chapter's results tables; tagger/viterbi/encoding/tags: the models; crf: the CRF baseline;
+pretrain: word2vec character vectors; segmenter + commands: `hanzilm segment`.
+"""

@@ -275,27 +275,27 @@ def get_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig):
 
 # ---- the official test sets ----
 
-def _test_lines(ch: MMTNNChapter, dataset: str, name: str) -> list[str]:
-    lines = read_lines(resolve("sighan2005", DATASETS[dataset][name]), keep_empty=True)
-    return lines[:ch.test_lines] if ch.test_lines is not None else lines
+def test_set(dataset: str, lines: int | None = None) -> tuple[list[str], list[list[str]]]:
+    """The official test input (one string per line) and its gold words; only the first `lines` if given."""
+    d = DATASETS[dataset]
+    test = read_lines(resolve("sighan2005", d["test"]), keep_empty=True)
+    gold = [line.split() for line in read_lines(resolve("sighan2005", d["gold"]), keep_empty=True)]
+    return (test[:lines], gold[:lines]) if lines is not None else (test, gold)
 
 
 def test_scores(ch: MMTNNChapter, segmenter, dataset: str) -> tuple[Counts, list[list[str]]]:
-    """Bakeoff metrics of `segmenter` on the official test input, against the official gold and training word
-    list; also returns the output (word lists per line)."""
-    output = segmenter.segment_lines(_test_lines(ch, dataset, "test"))
+    """Bakeoff metrics of `segmenter` on the chapter's part of the official test input (`ch.test_lines`),
+    against the official gold and training word list; also returns the output (word lists per line)."""
+    lines, gold = test_set(dataset, ch.test_lines)
+    output = segmenter.segment_lines(lines)
     # the official MSR test input differs from its gold on 16 lines: scored as the official script does
-    result = score(training_words(dataset), gold_words(ch, dataset), output, gold_name=DATASETS[dataset]["gold"],
+    result = score(training_words(dataset), gold, output, gold_name=DATASETS[dataset]["gold"],
                    test_name=f"{dataset} output", allow_mismatch=True)
     return result.total, output
 
 
 def training_words(dataset: str) -> list[str]:
     return read_word_list(resolve("sighan2005", DATASETS[dataset]["words"]), comment=None, skip_lines=0)
-
-
-def gold_words(ch: MMTNNChapter, dataset: str) -> list[list[str]]:
-    return [line.split() for line in _test_lines(ch, dataset, "gold")]
 
 
 def evaluate(ch: MMTNNChapter, cfg: SegmentationConfig) -> Counts:

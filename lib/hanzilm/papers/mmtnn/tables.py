@@ -1,0 +1,183 @@
+"""The chapter's tables, long (keys..., metric, ours) and ready for `write_results`, and their display pivots.
+
+    ch = experiment.configure("cpu")
+    table3(ch)            # PKU closed test: CRF and the three neural taggers
+    table5(ch)            # PKU and MSR, Zheng et al.'s network vs MMTNN, with and without pre-training
+    table6(ch)            # + bigram embeddings, beside the paper's comparison rows (not re-run)
+    table4(ch)            # nearest characters in MMTNN's lookup table
+    scorer_jieba()        # our scorer on jieba's output, beside the official script's F
+
+Every model is trained (or loaded) through `experiment.evaluate`, so the tables share their models.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ...eval.sighan import Counts, offset_counts, score
+from . import experiment as ex
+from .experiment import DATASETS, MODELS, MMTNNChapter
+from .pretrain import nearest
+
+METRICS = ("precision", "recall", "f1", "oov_recall")
+LABELS = {"crf": "CRF (unigram features)", "nn": "NN (Zheng-style; transition scores)",
+          "nn_tag": "NN + tag embedding", "mmtnn": "MMTNN"}
+
+
+def metric_rows(counts: Counts, metrics: Sequence[str] = METRICS, **keys) -> list[dict]:
+    """Long-form rows (keys..., metric, ours) of bakeoff metrics in percent, the paper's unit."""
+    values = counts.metrics(percent=True)
+    return [{**keys, "metric": m, "ours": round(values[m], 4)} for m in metrics]
+
+
+def metrics_pivot(table: pd.DataFrame, index: str | list[str]) -> pd.DataFrame:
+    """One row per `index`, one column per bakeoff metric (percent), in the table's order."""
+    wide = table.pivot_table(index=index, columns="metric", values="ours", sort=False)
+    return wide[[m for m in METRICS if m in wide.columns]]
+
+
+# ---- Table 3 ----
+
+def table3(ch: MMTNNChapter) -> pd.DataFrame:
+    rows: list[dict] = []
+    for model in MODELS:
+        counts = ex.evaluate(ch, ch.model(dataset="pku", model=model))
+        rows += metric_rows(counts, dataset=DATASETS["pku"]["label"], model=LABELS[model])
+    return pd.DataFrame(rows)
+
+
+def dev_curves(ch: MMTNNChapter, dataset: str = "pku") -> pd.DataFrame:
+    """(model, epoch, dev_f1) of each neural model's selection run."""
+    return pd.DataFrame([{"model": LABELS[m], **h} for m in MODELS if m != "crf"
+                         for h in ex.dev_history(ch, ch.model(dataset=dataset, model=m))])
+
+
+def crf_dev_f1(ch: MMTNNChapter, dataset: str = "pku") -> float:
+    return ex.training_summary(ch, ch.model(dataset=dataset, model="crf"))["best_metrics"]["dev_f1"]
+
+
+def by_epoch(curves: pd.DataFrame) -> pd.DataFrame:
+    return curves.pivot(index="epoch", columns="model", values="dev_f1")
+
+
+# ---- Table 4 ----
+
+# the paper's own characters did not survive the text conversion: one of each of its classes
+QUERIES = {"number": "五", "family name": "王", "punctuation": "，"}
+
+
+def table4(ch: MMTNNChapter, k: int = 5) -> pd.DataFrame:
+    """The k nearest characters (Euclidean) to each query in Table 3's MMTNN lookup table."""
+    segmenter = ex.get_segmenter(ch, ch.model(dataset="pku", model="mmtnn"))
+    table = segmenter.model.char.weight.detach()
+    vocab = segmenter.encoder.vocab
+    return pd.DataFrame([
+        {"class": kind, "query": query, "rank": rank, "neighbour": char, "metric": "euclidean_distance",
+         "ours": round(dist, 4)}
+        for kind, query in QUERIES.items() if query in vocab.stoi  # a smoke-sized vocabulary may lack one
+        for rank, (char, dist) in enumerate(nearest(table, vocab.itos, query, k=k), start=1)])
+
+
+def neighbours(table4: pd.DataFrame) -> pd.DataFrame:
+    """One column per query, as the paper lays Table 4 out."""
+    return table4.pivot(index="rank", columns="query", values="neighbour")
+
+
+# ---- Tables 5 and 6 ----
+
+TABLE5 = {("nn", False): "Zheng et al. 2013", ("mmtnn", False): "MMTNN",
+          ("nn", True): "Zheng et al. 2013 + pre-training", ("mmtnn", True): "MMTNN + pre-training"}
+
+
+def table5(ch: MMTNNChapter) -> pd.DataFrame:
+    rows: list[dict] = []
+    for dataset in DATASETS:
+        for (model, pretrained), label in TABLE5.items():
+            counts = ex.evaluate(ch, ch.model(dataset=dataset, model=model, pretrained=pretrained))
+            rows += metric_rows(counts, dataset=DATASETS[dataset]["label"], model=label)
+    return pd.DataFrame(rows)
+
+
+# the paper's comparison rows: earlier systems, quoted with the paper's numbers only
+QUOTED = ("Tseng et al. 2005", "Zhang & Clark 2007", "Zhang et al. 2013")
+
+
+def table6(ch: MMTNNChapter) -> pd.DataFrame:
+    """MMTNN + pre-training with and without bigrams (the latter is Table 5's model), and the quoted systems
+    (`ours` empty: not re-run)."""
+    rows: list[dict] = []
+    for dataset in DATASETS:
+        label = DATASETS[dataset]["label"]
+        for bigram, model in ((True, "MMTNN + pre-training + bigram"), (False, "MMTNN + pre-training")):
+            counts = ex.evaluate(ch, ch.model(dataset=dataset, model="mmtnn", pretrained=True, bigram=bigram))
+            rows += metric_rows(counts, ("f1", "oov_recall"), dataset=label, model=model)
+        rows += [{"dataset": label, "model": system, "metric": "f1", "ours": float("nan")} for system in QUOTED]
+    return pd.DataFrame(rows)
+
+
+def row_datasets(table: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """`write_results(datasets=..., by=("dataset", "model"))`: each row's training and test data; the quoted
+    systems' rows were computed from none of ours."""
+    return {(d, m): [] if m in QUOTED else ["sighan2005", DATASETS[d.lower()]["train"]]
+            for d, m in zip(table["dataset"], table["model"])}
+
+
+# ---- the scorer check ----
+
+OFFICIAL_JIEBA_F = {"PKU": 81.8, "MSR": 81.3}  # ../shared/anchors.md: jieba 0.42.1, the official script
+WORD_DIFF, OFFSETS = "word diff (the script's alignment)", "character offsets"
+
+
+def scorer_jieba() -> pd.DataFrame:
+    """jieba 0.42.1 (default mode) on the whole official test inputs, F by our scorer with both alignments
+    beside the official script's, and how many test lines differ from their gold."""
+    import jieba
+
+    jieba.setLogLevel(60)
+    rows: list[dict] = []
+    for dataset, d in DATASETS.items():
+        lines, gold = ex.test_set(dataset)  # the whole test set, as the official script's numbers are
+        output = [[w for w in jieba.cut(line) if w.strip()] for line in lines]
+        words = ex.training_words(dataset)
+        result = score(words, gold, output, allow_mismatch=True)
+        system = {"dataset": d["label"], "system": "jieba 0.42.1 (default)"}
+        for alignment, counts in (("word diff (the script's)", result.total),
+                                  ("character offsets", offset_counts(words, gold, output))):
+            rows.append({**system, "alignment": alignment, "official_script_f1": OFFICIAL_JIEBA_F[d["label"]],
+                         "metric": "f1", "ours": round(100 * counts.f1, 4)})
+        rows.append({**system, "alignment": "-", "official_script_f1": float("nan"),
+                     "metric": "lines_differing_from_gold", "ours": len(result.mismatched)})
+    return pd.DataFrame(rows)
+
+
+def alignments(ch: MMTNNChapter) -> dict[str, Counts]:
+    """Table 3's MMTNN on the PKU test set, scored by the word diff (the script's) and by character offsets."""
+    _, output = ex.test_scores(ch, ex.get_segmenter(ch, ch.model(dataset="pku", model="mmtnn")), "pku")
+    _, gold = ex.test_set("pku", ch.test_lines)
+    words = ex.training_words("pku")
+    return {WORD_DIFF: score(words, gold, output).total, OFFSETS: offset_counts(words, gold, output)}
+
+
+def script_totals(c: Counts) -> dict[str, float]:
+    """The totals the official script prints (its `===` lines), under its names."""
+    return {"TOTAL INSERTIONS": c.insertions, "TOTAL DELETIONS": c.deletions, "TOTAL SUBSTITUTIONS": c.substitutions,
+            "TOTAL NCHANGE": c.nchange, "TOTAL TRUE WORD COUNT": c.true_words, "TOTAL TEST WORD COUNT": c.test_words,
+            "TOTAL TRUE WORDS RECALL": round(c.recall, 3), "TOTAL TEST WORDS PRECISION": round(c.precision, 3),
+            "F MEASURE": round(c.f1, 3), "OOV Rate": round(c.oov_rate, 3), "OOV Recall Rate": round(c.oov_recall, 3),
+            "IV Recall Rate": round(c.iv_recall, 3)}
+
+
+def totals_side_by_side(counts: Mapping[str, Counts]) -> pd.DataFrame:
+    """One column per alignment, one row per script total, and whether the two alignments agree."""
+    side = pd.DataFrame({name: script_totals(c) for name, c in counts.items()})
+    return side.assign(equal=side.iloc[:, 0] == side.iloc[:, 1])
+
+
+def scorer_side_by_side(counts: Mapping[str, Counts]) -> pd.DataFrame:
+    side = pd.DataFrame({name: script_totals(c) for name, c in counts.items()})
+    long = side.reset_index(names="metric").melt(id_vars="metric", var_name="alignment", value_name="ours")
+    long.insert(0, "model", LABELS["mmtnn"])
+    long.insert(0, "dataset", DATASETS["pku"]["label"])
+    return long[["dataset", "model", "alignment", "metric", "ours"]]
