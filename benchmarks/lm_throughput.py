@@ -43,8 +43,9 @@ def main() -> None:
     torch.manual_seed(0)
     real = None
     if a.corpus:
-        from hanzilm.papers.backpack.data import BlockBatches, encoded_corpus
-        corpus = encoded_corpus()
+        from hanzilm.papers.backpack.data import BlockBatches
+        from hanzilm.papers.backpack.experiment import BackpackChapter, load_corpus
+        corpus = load_corpus(BackpackChapter())   # the chapter's corpus: its split and vocabulary cut-off
         a.vocab = len(corpus.vocab)
         real = BlockBatches(corpus.splits["train"], a.batch, a.block, seed=0)
 

@@ -237,13 +237,21 @@ def test_dictionary_pinyin_for_plot_labels():
 
 def test_cli_senses_prints_every_sense(monkeypatch, capsys):
     from hanzilm import cli
-    from hanzilm.papers.backpack import common
+    from hanzilm.papers.backpack import experiment
+    from hanzilm.store import Store
 
-    m = _backpack()
-    monkeypatch.setattr(common, "load_trained", lambda profile, model: (m, VOCAB))
+    m, asked = _backpack(), []
+
+    def load_trained(ch, model):
+        asked.append((ch, model))
+        return m, VOCAB
+
+    monkeypatch.setattr(experiment, "load_trained", load_trained)
     assert cli.main(["senses", "沙", "--top", "3", "--no-gloss", "--model", "smoke"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("沙") and len(out) == 1 + 4 and out[1].startswith("sense  0: ")
+    (ch, model), = asked                       # the smoke chapter's Backpack, from the smoke store
+    assert model == "backpack" and ch == experiment.configure("smoke") and ch.store == Store.of("smoke")
     assert cli.main(["senses", "沙沙"]) == 2
     assert cli.main(["senses", "龘", "--no-gloss"]) == 2   # not in the vocabulary
 

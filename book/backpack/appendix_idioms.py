@@ -33,29 +33,24 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
-from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus
-from hanzilm.data.lexicon import idioms
+from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import start
-from hanzilm.results import write_results
+from hanzilm.papers.backpack import experiment, idioms
 from hanzilm.papers.backpack import prompts as paper
-from hanzilm.papers.backpack.common import configure, in_vocab, load_pair, stand_in
-from hanzilm.papers.backpack.composition import CorpusText, draw_words
-from hanzilm.papers.backpack.idioms import idiom_senses
+from hanzilm.papers.backpack.composition import CorpusText
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-cfg = configure(prof)
-corpus, models = load_pair(prof)
-backpack, vocab = models["backpack"], corpus.vocab
+ch = experiment.configure(prof)
+pair = experiment.load_pair(ch)
+backpack, vocab = pair.backpack, pair.vocab
 k = backpack.config.n_senses
-text = CorpusText(d.text for d in load_lm_corpus())
+text = CorpusText.of_lm_corpus()
 
 # %%
-drawn = draw_words(idioms(), cfg.idioms, lambda w: in_vocab(vocab, w) and text.count(w) >= cfg.min_word_count, cfg.seed)
-chosen = [paper.APPENDIX_IDIOM] + [w for w in drawn if w != paper.APPENDIX_IDIOM]
-results = {w: idiom_senses(backpack, vocab, w) for w in chosen}
+results = idioms.analyse(backpack, vocab, idioms.chosen_idioms(vocab, text, ch.senses))
 
 # %% [markdown]
 # ## 画蛇添(足)
@@ -81,32 +76,15 @@ plt.show()
 # ## All idioms
 
 # %%
-rows, long = [], []
-for w, (s, t) in results.items():
-    share = t.contribution.abs().max() / t.contribution.abs().sum()
-    proj_ranks = t[[c for c in t.columns if c.startswith("proj_rank_")]]
-    r = {"idiom": w, "p_target": s["p_target"], "rank": s["rank"], "best_single_sense_rank": int(t.rank_alone.min()),
-         "senses_with_target_in_top10": int((t.rank_alone < 10).sum()), "largest_sense_share": share,
-         "best_projection_rank": int(proj_ranks.min().min())}
-    rows.append(r)
-    long += [{"idiom": w, "metric": m, "ours": v} for m, v in r.items() if m != "idiom"]
-    long += [{"idiom": w, "metric": f"sense{int(x.sense)}_contribution", "ours": x.contribution} for x in t.itertuples()]
-overview = pd.DataFrame(rows).set_index("idiom")
-write_results(stand_in(pd.DataFrame(long)), chapter="backpack", name="appendix_idioms", run=run,
+write_results(idioms.appendix_table(results), chapter="backpack", name="appendix_idioms", run=run,
               datasets=[*lm_dataset_names(), "idioms"],
               notes="prediction of an idiom's last character from its first three; rank 0 = top; "
                     "largest_sense_share = max |sense part of the target logit| / sum of |parts|")
+overview = idioms.overview(results)
 overview
 
 # %%
-o = overview
-display(Markdown(
-    f"- 画蛇添足: p(足) = {o.loc[paper.APPENDIX_IDIOM, 'p_target']:.3f} (rank {int(o.loc[paper.APPENDIX_IDIOM, 'rank'])}); "
-    f"the best single sense ranks 足 at {int(o.loc[paper.APPENDIX_IDIOM, 'best_single_sense_rank'])}, "
-    f"{int(o.loc[paper.APPENDIX_IDIOM, 'senses_with_target_in_top10'])} of {k} senses alone have it in their top 10.\n"
-    f"- Over {len(o)} idioms: the full model ranks the last character first for {int((o['rank'] == 0).sum())}; "
-    f"some single sense ranks it first for {int((o.best_single_sense_rank == 0).sum())}; median largest sense share of "
-    f"the target logit {o.largest_sense_share.median():.2f} (1/{k} = {1 / k:.2f} if all senses weighed the same)."))
+display(Markdown(idioms.verdict(overview, k)))
 
 # %% [markdown]
 # ## Reading the result

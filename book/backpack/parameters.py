@@ -21,7 +21,7 @@
 # Backpack-micro: 6 / 5 blocks, 6 heads, $d=384$, $k=16$ senses) and 104 M / 134 M (small: 12 / 11 blocks,
 # 12 heads, $d=768$).
 #
-# We count our implementation (`hanzilm.models`) with a closed formula that the tests check against
+# We count our implementation (`hanzilm.papers.backpack`) with a closed formula that the tests check against
 # `numel()`. The paper does not state its vocabulary size; its tokenisation is that of Chinese GPT2
 # (Du 2019), i.e. the 21,128 entries of `bert-base-chinese`, which we assume. `params_m` leaves out the
 # position embeddings, as nanoGPT's `get_num_params` (which the authors' code uses) does.
@@ -31,25 +31,20 @@ profile = "cpu"
 seed = 0
 
 # %%
-import pandas as pd
-
-from hanzilm.papers.backpack.experiment import configure
-from hanzilm.papers.backpack.data import encoded_corpus
-from hanzilm.papers.backpack.tables import PAPER_VOCAB, paper_configs, parameter_rows, profile_configs
 from hanzilm.notebook import show, start
+from hanzilm.papers.backpack import experiment, tables
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-cfg, split = configure(prof)
-corpus = encoded_corpus(split, cfg.min_char_freq)
+ch = experiment.configure(prof)
+corpus = experiment.load_corpus(ch)
 
 # %%
-rows = pd.concat([parameter_rows(paper_configs(PAPER_VOCAB)),
-                  parameter_rows(profile_configs(cfg, len(corpus.vocab), prof.name))], ignore_index=True)
 params = write_results(
-    rows, chapter="backpack", name="parameters", run=run, datasets=[],
+    tables.parameters(ch, len(corpus.vocab), prof.name), chapter="backpack", name="parameters", run=run,
+    datasets=[],
     paper=paper_values("backpack_table1.csv", keys={"model": "model"}, metrics={"params_m": "params_m"}),
-    notes=f"paper sizes counted with an assumed vocabulary of {PAPER_VOCAB} (bert-base-chinese); "
+    notes=f"paper sizes counted with an assumed vocabulary of {tables.PAPER_VOCAB} (bert-base-chinese); "
           f"the {prof.name} pair with our vocabulary of {len(corpus.vocab)}",
 )
 show(params[params.metric == "params_m"])

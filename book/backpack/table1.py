@@ -45,57 +45,34 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
-import torch
 from IPython.display import Markdown, display
 
-from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus, split_documents
-from hanzilm.papers.backpack import experiment as lmx
-from hanzilm.papers.backpack.cloze import ClozeConfig, build_cloze, evaluate_cloze
-from hanzilm.papers.backpack.data import encoded_corpus
-from hanzilm.papers.backpack.tables import CORPUS_NOTE, cloze_note, paired_cloze, verdict
+from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import show, start
+from hanzilm.papers.backpack import experiment, tables
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-cfg, split = lmx.configure(prof)
-cloze_cfg = prof.configure(ClozeConfig())
-corpus = encoded_corpus(split, cfg.min_char_freq)
-pair = cfg.pair()
+ch = experiment.configure(prof)
+corpus = experiment.load_corpus(ch)
 lm_datasets = lm_dataset_names()
-assert torch.equal(lmx.batches(pair["gpt"], corpus)(0), lmx.batches(pair["backpack"], corpus)(0))
-pd.DataFrame({"model": list(pair), "blocks": [cfg.n_layer, cfg.n_layer - 1],
-              "parameters": [sum(p.numel() for p in lmx.build(c, len(corpus.vocab)).parameters())
-                             for c in pair.values()]}).assign(
-    d=cfg.n_embd, heads=cfg.n_head, senses=[0, cfg.n_senses], block=cfg.block_size, batch=cfg.batch_size,
-    steps=cfg.train.steps, vocabulary=len(corpus.vocab))
+tables.architecture(ch, corpus)
 
 # %% [markdown]
 # ## Training
 #
-# `train_or_load` trains each model once (resuming a partial run) and loads its best-dev weights
+# `Store.train_or_load` trains each model once (resuming a partial run) and loads its best-dev weights
 # afterwards; the run directories live under `results/<profile>/checkpoints/`.
 
 # %%
-models = {name: lmx.train_model(c, corpus, prof) for name, c in pair.items()}
-summaries = {name: lmx.summary(c, corpus, prof) for name, c in pair.items()}
-histories = {name: pd.DataFrame(lmx.history(c, corpus, prof)) for name, c in pair.items()}
-training = pd.DataFrame([
-    {"arch": name, "metric": metric, "ours": value}
-    for name, s in summaries.items()
-    for metric, value in {"steps": s["steps"], "best_step": s["best_step"], "best_dev_loss": s["best_metrics"]["dev_loss"],
-                          "train_tokens_m": s["steps"] * cfg.batch_size * cfg.block_size / 1e6,
-                          "wall_time_s": s["wall_time"],
-                          "train_tokens_per_s": histories[name]["tokens_per_s"].dropna().median(),
-                          "nonfinite_steps": int(histories[name].get("nonfinite", pd.Series(dtype=float)).notna().sum())}.items()
-])
-training = write_results(training, chapter="backpack", name="training", run=run, datasets=lm_datasets,
-                         notes="wall time and tokens/s depend on the machine and its load")
+models = experiment.train_pair(ch, corpus)
+training = write_results(tables.training(ch, corpus), chapter="backpack", name="training", run=run,
+                         datasets=lm_datasets, notes="wall time and tokens/s depend on the machine and its load")
 training[~training.metric.isin(["wall_time_s", "train_tokens_per_s"])].pivot(index="metric", columns="arch", values="ours")
 
 # %%
 fig, ax = plt.subplots()
-for name, h in histories.items():
+for name, h in experiment.histories(ch, corpus).items():
     h = h.set_index("step")
     ax.plot(h["loss"].dropna(), label=f"{name} train", alpha=0.7)
     ax.plot(h["dev_loss"].dropna(), "o--", label=f"{name} dev")
@@ -110,53 +87,35 @@ plt.show()
 # ## Test perplexity and WPLC-style cloze
 
 # %%
-test_docs = [d.text for d in split_documents(load_lm_corpus(), test_fraction=split.test_fraction,
-                                             dev_fraction=split.dev_fraction)["test"]]
-cases = build_cloze(test_docs, cloze_cfg, corpus.vocab)
-ppl = {name: lmx.test_perplexity(m, cfg, corpus) for name, m in models.items()}
-cloze = {name: evaluate_cloze(m, cases, corpus.vocab, beam=cloze_cfg.beam, block_size=cfg.block_size)
-         for name, m in models.items()}
-
-rows = []
-for name, m in models.items():
-    label = {"gpt": "GPT2", "backpack": "Backpack"}[name] + f" ({prof.name})"
-    base = {"model": label, "arch": name, "paper_model": lmx.PAPER_NAMES[name]}
-    n_params = lmx.param_count(lmx.model_config(pair[name], len(corpus.vocab)), positions=False)
-    rows += [{**base, "data": "n/a (architecture)", "metric": "params_m", "ours": n_params / 1e6},
-             {**base, "data": CORPUS_NOTE, "metric": "test_ppl", "ours": ppl[name]["ppl"]},
-             {**base, "data": cloze_note(len(cases)), "metric": "cloze_top1", "ours": cloze[name][0]["top1"]},
-             {**base, "data": cloze_note(len(cases)), "metric": "cloze_top3", "ours": cloze[name][0]["top3"]}]
+ev = experiment.evaluate(ch, corpus, models)
 table1 = write_results(
-    pd.DataFrame(rows), chapter="backpack", name="table1", run=run, datasets=lm_datasets,
+    tables.table1(ch, len(corpus.vocab), ev, prof.name), chapter="backpack", name="table1", run=run,
+    datasets={"params_m": [], "test_ppl": lm_datasets, "cloze_top1": [*lm_datasets, "wplc"],
+              "cloze_top3": [*lm_datasets, "wplc"]}, by="metric",
     paper=paper_values("backpack_table1.csv", keys={"model": "paper_model"},
                        metrics={"params_m": "params_m", "ppl": "test_ppl", "wplc_top1": "cloze_top1",
                                 "wplc_top3": "cloze_top3"}),
-    notes=f"{prof.name} pair; test perplexity over {ppl['gpt']['tokens']} test tokens; cloze: {len(cases)} cases, "
-          f"beam {cloze_cfg.beam}; paper values are the micro models on their own data and WPLC",
+    notes=f"{prof.name} pair; test perplexity over {ev.perplexity['gpt']['tokens']} test tokens; cloze: "
+          f"{len(ev.cases)} cases, beam {ch.cloze.beam}; paper values are the micro models on their own data and WPLC",
 )
 show(table1.drop(columns=["arch"]))
 
 # %%
-display(Markdown(verdict(table1)))
+display(Markdown(tables.verdict(table1)))
 
 # %% [markdown]
 # The two models answer the same cases, so the cloze difference can be tested per case: how many cases
 # only the Backpack gets right, how many only GPT-2, and the exact two-sided sign test (McNemar) on those.
 
 # %%
-pd.DataFrame([{"k": k, **paired_cloze(cloze["backpack"][1], cloze["gpt"][1], k)} for k in (1, 3)])
+tables.paired_cloze_table(ev)
 
 # %% [markdown]
 # Some cloze cases (the end of the passage, the masked word, each model's best candidate and the rank it
 # gave the masked word; -1: not among its final ten):
 
 # %%
-examples = pd.DataFrame({"passage end": [c.context[-24:] for c in cases], "word": [c.word for c in cases],
-                         "ending": [c.ending for c in cases]})
-for name, (_, per_case) in cloze.items():
-    examples[f"{name} best"] = [r["best"] for r in per_case]
-    examples[f"{name} rank"] = [r["rank"] for r in per_case]
-examples.head(8)
+tables.cloze_examples(ev).head(8)
 
 # %% [markdown]
 # ## Reading the numbers

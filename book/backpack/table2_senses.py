@@ -40,20 +40,19 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
+from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
-from hanzilm.results import write_results
+from hanzilm.papers.backpack import experiment, projection
 from hanzilm.papers.backpack import prompts as paper
-from hanzilm.papers.backpack.common import stand_in, configure, load_pair
-from hanzilm.papers.backpack.projection import composition_rate, frequent_characters, sense_columns, top_characters
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-cfg = configure(prof)
-corpus, models = load_pair(prof)
-backpack, vocab = models["backpack"], corpus.vocab
+ch = experiment.configure(prof)
+pair = experiment.load_pair(ch)
+backpack, vocab = pair.backpack, pair.vocab
 dictionary = cedict()
 datasets = [*lm_dataset_names(), "cedict"]
 k = backpack.config.n_senses
@@ -66,10 +65,11 @@ k = backpack.config.n_senses
 characters = [*paper.SENSE_CHARACTERS]
 
 # %%
-tops = pd.concat([top_characters(backpack, vocab, c, cfg.top, dictionary) for c in characters], ignore_index=True)
-projections = write_results(stand_in(tops.assign(metric="score").rename(columns={"score": "ours"})), chapter="backpack",
-                            name="table2_sense_projections", run=run, datasets=datasets,
-                            notes=f"top {cfg.top} characters of E^T C(x)_l per sense; composes: x+c is a CC-CEDICT headword")
+tops = projection.sense_tops(backpack, vocab, characters, ch.senses.top, dictionary)
+projections = write_results(projection.projection_table(tops), chapter="backpack", name="table2_sense_projections",
+                            run=run, datasets=datasets,
+                            notes=f"top {ch.senses.top} characters of E^T C(x)_l per sense; composes: x+c is a "
+                                  "CC-CEDICT headword")
 
 # %% [markdown]
 # ## Every sense of each character
@@ -78,10 +78,7 @@ projections = write_results(stand_in(tops.assign(metric="score").rename(columns=
 # results file and in the per-sense tables below.
 
 # %%
-for c in characters:
-    display_table = sense_columns(tops[(tops.char == c) & (tops["rank"] < 6)], gloss=False)
-    print(f"{c} ({dictionary.gloss(c)})")
-    print(display_table.to_string())
+print(projection.every_sense_text(tops, dictionary))
 
 # %% [markdown]
 # ## Our composing and relating senses beside the paper's senses 10 and 12
@@ -90,19 +87,15 @@ for c in characters:
 # paper's four characters and over the most frequent characters of the corpus.
 
 # %%
-wide = frequent_characters(vocab, cfg.frequent_chars)
-rate_paper_chars = composition_rate(backpack, vocab, characters, dictionary, cfg.top)
-rate_wide = composition_rate(backpack, vocab, wide, dictionary, cfg.top)
-heat = pd.DataFrame(rate_paper_chars, columns=characters)
-heat[f"mean of {len(wide)} frequent"] = rate_wide.mean(1)
-heat.index.name = "sense"
+roles = projection.sense_roles(backpack, vocab, characters, dictionary, ch.senses.frequent_chars, ch.senses.top)
+heat = roles.heat
 
 fig, ax = plt.subplots(figsize=(7, 5))
 im = ax.imshow(heat.to_numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1)
 ax.set_xticks(range(heat.shape[1]), [dictionary.pinyin(c) for c in characters] + [heat.columns[-1]])  # no CJK font
 ax.set_yticks(range(k), range(k))
 ax.set_ylabel("sense")
-ax.set_title(f"Fraction of a sense's top {cfg.top} characters c with xc a dictionary word")
+ax.set_title(f"Fraction of a sense's top {ch.senses.top} characters c with xc a dictionary word")
 fig.colorbar(im, ax=ax)
 plt.tight_layout()
 plt.show()
@@ -112,31 +105,13 @@ plt.show()
 # the most composing and the least composing of our senses (by the mean over the frequent characters).
 
 # %%
-def paper_rate(sense: int) -> float:
-    pairs = [(x, c) for x, cs in paper.PAPER_TOP[sense].items() for c in cs]
-    return sum(x + c in dictionary for x, c in pairs) / len(pairs)
-
-
-composing, relating = int(heat.iloc[:, -1].idxmax()), int(heat.iloc[:, -1].idxmin())
-rows = [{"model": "paper (micro)", "role": "composition", "sense": paper.PAPER_COMPOSING_SENSE,
-         "metric": "composition_rate_4chars_top5", "ours": paper_rate(paper.PAPER_COMPOSING_SENSE)},
-        {"model": "paper (micro)", "role": "relatedness", "sense": paper.PAPER_RELATED_SENSE,
-         "metric": "composition_rate_4chars_top5", "ours": paper_rate(paper.PAPER_RELATED_SENSE)}]
-top5 = composition_rate(backpack, vocab, characters[:4], dictionary, 5)
-for role, s in (("composition", composing), ("relatedness", relating)):
-    rows += [{"model": f"Backpack ({prof.name})", "role": role, "sense": s, "metric": "composition_rate_4chars_top5",
-              "ours": top5[s].mean()},
-             {"model": f"Backpack ({prof.name})", "role": role, "sense": s,
-              "metric": f"composition_rate_{len(wide)}chars_top{cfg.top}", "ours": rate_wide[s].mean()}]
-for s in range(k):
-    rows.append({"model": f"Backpack ({prof.name})", "role": "", "sense": s,
-                 "metric": f"composition_rate_{len(wide)}chars_top{cfg.top}", "ours": rate_wide[s].mean()})
-roles = stand_in(pd.DataFrame(rows))
-roles.loc[roles.model == "paper (micro)", "data"] = "the paper's printed Table 7 lists, scored with CC-CEDICT"
-roles = write_results(roles, chapter="backpack", name="table2_composition_rate", run=run,
-                      datasets=datasets, notes="composition rate: fraction of top characters c with x+c in CC-CEDICT; "
-                      "the paper rows score the paper's printed Table 7 lists with our dictionary")
-show(roles[roles.role != ""])
+model = f"Backpack ({prof.name})"
+rates = write_results(projection.composition_rate_table(roles, dictionary, model), chapter="backpack",
+                      name="table2_composition_rate", run=run,
+                      datasets={projection.PAPER_MODEL: ["cedict"], model: datasets}, by="model",
+                      notes="composition rate: fraction of top characters c with x+c in CC-CEDICT; "
+                            "the paper rows score the paper's printed Table 7 lists with our dictionary")
+show(rates[rates.role != ""])
 
 # %% [markdown]
 # ## Tables 2 and 7 side by side
@@ -145,12 +120,7 @@ show(roles[roles.role != ""])
 # least composing senses, with glosses.
 
 # %%
-for c in paper.SENSE_CHARACTERS:
-    ours = sense_columns(tops[(tops.char == c) & (tops["rank"] < 5)], senses=[composing, relating])
-    ours.columns = [f"ours #{s} ({'composes' if s == composing else 'relates'})" for s in ours.columns]
-    theirs = pd.DataFrame({f"paper #{s}": list(paper.PAPER_TOP[s][c]) for s in paper.PAPER_TOP})
-    print(c)
-    print(pd.concat([theirs, ours.reset_index(drop=True)], axis=1).to_string())
+print(projection.side_by_side_text(tops, roles, paper.SENSE_CHARACTERS))
 
 # %% [markdown]
 # ## Reading the result
@@ -165,15 +135,4 @@ for c in paper.SENSE_CHARACTERS:
 # specialised than the paper's, so a row of the heatmap is a tendency, not a rule.
 
 # %%
-from IPython.display import Markdown, display
-
-r = roles.set_index(["model", "role", "metric"])["ours"]
-m = f"Backpack ({prof.name})"
-display(Markdown(
-    f"- Paper, scored with CC-CEDICT: sense {paper.PAPER_COMPOSING_SENSE} composes "
-    f"{r['paper (micro)', 'composition', 'composition_rate_4chars_top5']:.0%} of its printed top-5 lists, sense "
-    f"{paper.PAPER_RELATED_SENSE} {r['paper (micro)', 'relatedness', 'composition_rate_4chars_top5']:.0%}.\n"
-    f"- Ours: sense {composing} composes {r[m, 'composition', 'composition_rate_4chars_top5']:.0%} of the four "
-    f"characters' top 5 ({rate_wide[composing].mean():.0%} of the top {cfg.top} over {len(wide)} frequent characters); "
-    f"sense {relating} composes {r[m, 'relatedness', 'composition_rate_4chars_top5']:.0%} "
-    f"({rate_wide[relating].mean():.0%}). Mean over all senses: {rate_wide.mean():.0%}."))
+display(Markdown(projection.roles_verdict(rates, roles, model)))

@@ -47,66 +47,44 @@ seed = 0
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
-import torch
 from IPython.display import Markdown, display
 
-from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus
-from hanzilm.data.lexicon import cedict, compound_candidates, idioms, loanwords
+from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import show, start
+from hanzilm.papers.backpack import composition, experiment
+from hanzilm.papers.backpack.composition import BUCKETS, CorpusText
 from hanzilm.results import paper_values, write_results
-from hanzilm.papers.backpack import prompts as paper
-from hanzilm.papers.backpack.common import stand_in, configure, in_vocab, load_pair
-from hanzilm.papers.backpack.composition import (BUCKETS, CorpusText, bucket_counts, bucket_shares, draw_words,
-                                        prompt_contexts, sense_variation, word_vector)
 
 prof, run = start(profile, seed)
-cfg = configure(prof)
-corpus, models = load_pair(prof)
-backpack, vocab = models["backpack"], corpus.vocab
+ch = experiment.configure(prof)
+pair = experiment.load_pair(ch)
+backpack, vocab = pair.backpack, pair.vocab
 k = backpack.config.n_senses
-text = CorpusText(d.text for d in load_lm_corpus())
+text = CorpusText.of_lm_corpus()
 datasets = [*lm_dataset_names(), "cedict", "loanwords", "idioms"]
 
 # %% [markdown]
 # ## The word sets
 
 # %%
-loans = loanwords()
-candidates = {"compound": compound_candidates(cedict(), set(loans)), "loanword": loans, "idiom": idioms()}
-
-
-def usable(word):
-    return in_vocab(vocab, word) and text.count(word) >= cfg.min_word_count
-
-
-words = {t: draw_words(c, cfg.words_per_type, usable, cfg.seed) for t, c in candidates.items()}
-selection = pd.DataFrame([{"type": t, "word": w, "metric": "corpus_count", "ours": text.count(w)}
-                          for t, ws in words.items() for w in ws])
-write_results(stand_in(selection), chapter="backpack", name="table3_words", run=run, datasets=datasets,
-              notes=f"drawn with seed {cfg.seed}: the first {cfg.words_per_type} candidates in a seeded random order "
-                    f"with every character in the vocabulary and at least {cfg.min_word_count} corpus occurrences")
-pd.DataFrame({t: [len(c), len(words[t]), " ".join(words[t][:8])] for t, c in candidates.items()},
-             index=["candidates", "drawn", "first drawn"])
+sets = composition.draw_word_sets(vocab, text, ch.senses)
+write_results(composition.selection_table(sets, text), chapter="backpack", name="table3_words", run=run,
+              datasets=datasets,
+              notes=f"drawn with seed {ch.senses.seed}: the first {ch.senses.words_per_type} candidates in a seeded "
+                    f"random order with every character in the vocabulary and at least {ch.senses.min_word_count} "
+                    "corpus occurrences")
+composition.word_set_summary(sets)
 
 # %%
-def contexts(word, index):
-    rng = np.random.default_rng([cfg.seed, index])
-    return prompt_contexts(word, paper.NOUN_PROMPTS) + text.contexts(
-        word, cfg.corpus_contexts, cfg.context_before, cfg.context_after, rng)
-
-
-all_words = [(t, w) for t, ws in words.items() for w in ws] + [(t, w) for t, w in paper.TABLE8_WORDS]
-per_sense, lam_of = sense_variation(backpack, vocab, all_words, contexts)
-missing = [w for _, w in paper.TABLE8_WORDS if not in_vocab(vocab, w)]
-print("Table 8 words with a character outside the vocabulary:", missing or "none")
+per_sense, lam_of = composition.variation_study(backpack, vocab, sets, text, ch.senses)
+print("Table 8 words with a character outside the vocabulary:", composition.missing_table8_words(vocab) or "none")
 
 # %% [markdown]
 # ## Table 3
 
 # %%
-drawn = per_sense[per_sense.apply(lambda r: r.word in words[r.type], axis=1)]
-table3 = write_results(stand_in(bucket_shares(drawn)), chapter="backpack", name="table3_composition", run=run, datasets=datasets,
+table3 = write_results(composition.table3(per_sense, sets), chapter="backpack", name="table3_composition", run=run,
+                       datasets=datasets,
                        paper=paper_values("backpack_table3_composition.csv", keys={"word_type": "word_type"},
                                           metrics={"n_words": "n_words", **{b: b for b in BUCKETS}}),
                        notes="share of the (word, sense) pairs with a defined ratio whose composition ratio moves at most "
@@ -116,7 +94,7 @@ show(table3)
 
 # %%
 fig, ax = plt.subplots()
-for t, g in drawn.groupby("type", sort=False):
+for t, g in composition.drawn_only(per_sense, sets).groupby("type", sort=False):
     ax.hist(g.variation.dropna(), bins=np.linspace(0, 0.5, 26), histtype="step", label=t, density=True)
 for x in (0.1, 0.2):
     ax.axvline(x, color="grey", ls="--", lw=0.8)
@@ -130,15 +108,8 @@ plt.show()
 # ## Table 8: the paper's nine words
 
 # %%
-rows8 = []
-for t, w in paper.TABLE8_WORDS:
-    g = per_sense[(per_sense.type == t) & (per_sense.word == w)]
-    if g.empty:
-        continue
-    counts = bucket_counts(g.variation)
-    rows8 += [{"type": t, "word": w, "contexts": int(g.contexts.iloc[0]), "metric": b, "ours": n}
-              for b, n in counts.items()]
-table8 = write_results(stand_in(pd.DataFrame(rows8)), chapter="backpack", name="table8_words", run=run, datasets=datasets,
+table8 = write_results(composition.table8(per_sense), chapter="backpack", name="table8_words", run=run,
+                       datasets=datasets,
                        paper=paper_values("backpack_table8_words.csv", keys={"word": "word"},
                                           metrics={b: b for b in BUCKETS}),
                        notes=f"number of the {k} senses in each variation bucket; the paper's model has 16 senses")
@@ -152,25 +123,11 @@ table8.pivot_table(index=["type", "word"], columns="metric", values=["ours", "pa
 # similarity per sense, averaged).
 
 # %%
-share = pd.DataFrame({w: lam_of[t, w].mean(0)[:, 0].numpy() for t, w in paper.TABLE8_WORDS if (t, w) in lam_of})
-share.index.name = "sense"
-cos = {}
-for (t, w), lams in lam_of.items():
-    eq10 = word_vector(backpack, vocab, w, lams)
-    mean = backpack.senses(torch.tensor(vocab.encode(w))).mean(0)
-    cos[t, w] = torch.nn.functional.cosine_similarity(eq10, mean, dim=-1).mean().item()
-cosines = pd.Series(cos).rename_axis(["type", "word"]).groupby("type").describe()[["count", "mean", "min"]]
-display(share.T)
-cosines
+display(composition.first_character_shares(lam_of).T)
+composition.eq10_cosines(backpack, vocab, lam_of)
 
 # %%
-t3 = table3.set_index(["word_type", "metric"])["ours"]
-order = t3.xs("within_10pct", level="metric").sort_values(ascending=False)
-display(Markdown(
-    "- Share of (word, sense) ratios within 0.10: " + ", ".join(f"{t} {v:.1%}" for t, v in order.items()) +
-    " (paper: idiom 84.9 %, compound 69.5 %, loanword 60.6 %); undefined (left out): " +
-    ", ".join(f"{t} {t3[t, 'undefined_share']:.1%}" for t in order.index) + ".\n"
-    f"- Order by stability: {' > '.join(order.index)} (paper: idiom > compound > loanword)."))
+display(Markdown(composition.table3_verdict(table3)))
 
 # %% [markdown]
 # ## Reading the result

@@ -40,68 +40,35 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.data.lexicon import wordsim
 from hanzilm.notebook import show, start
-from hanzilm.results import paper_values, write_results
-from hanzilm.papers.backpack import prompts as paper
-from hanzilm.papers.backpack.common import stand_in, configure, in_vocab, load_pair
-from hanzilm.papers.backpack.composition import prompt_contexts, word_lambdas, word_vector
-from hanzilm.papers.backpack.similarity import all_senses, backpack_word_senses, correlations, embedding_word_vector
+from hanzilm.papers.backpack import experiment, similarity
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-cfg = configure(prof)
-corpus, models = load_pair(prof)
-backpack, gpt, vocab = models["backpack"], models["gpt"], corpus.vocab
+ch = experiment.configure(prof)
+pair = experiment.load_pair(ch)
+backpack, gpt, vocab = pair.backpack, pair.gpt, pair.vocab
 k = backpack.config.n_senses
 sets = {name: wordsim(name) for name in ("ws240", "ws297")}
 
 # %%
-per_sense = backpack_word_senses(backpack, vocab)
-eq10_cache = {}
-
-
-def eq10(word):
-    """Eq. 10 with the prompts of Table 9 as the contexts."""
-    if word not in eq10_cache:
-        lams = word_lambdas(backpack, vocab, word, prompt_contexts(word, paper.NOUN_PROMPTS))
-        eq10_cache[word] = word_vector(backpack, vocab, word, lams)
-    return eq10_cache[word]
-
-
-representations = {
-    "Backpack sense": per_sense,
-    "Backpack all senses (mean)": all_senses(per_sense, "mean"),
-    "Backpack all senses (concatenated)": all_senses(per_sense, "concat"),
-    "Backpack Eq. 10, all senses (concatenated)": lambda w: eq10(w).flatten(),
-    "Backpack input embedding": embedding_word_vector(backpack, vocab),
-    "GPT-2 input embedding": embedding_word_vector(gpt, vocab),
-}
-rows = []
-for set_name, pairs in sets.items():
-    for rep, vectors in representations.items():
-        t = correlations(pairs, vectors, vocab)
-        for _, r in t.iterrows():
-            label = f"{rep} {int(r['index'])}" if rep == "Backpack sense" else rep
-            rows.append({"representation": label, "set": set_name, "spearman": r.spearman, "pearson": r.pearson,
-                         "pairs": r.pairs, "coverage": r.coverage})
-scores = pd.DataFrame(rows)
+scores = similarity.scores(sets, similarity.representations(backpack, gpt, vocab), vocab)
 scores[scores.set == "ws240"].iloc[:3]
 
 # %% [markdown]
 # ## Every sense
 
 # %%
-senses_only = scores[scores.representation.str.startswith("Backpack sense")].copy()
-senses_only["sense"] = senses_only.representation.str.split().str[-1].astype(int)
+senses_only = similarity.per_sense_scores(scores)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
 for ax, metric in zip(axes, ("spearman", "pearson")):
     for set_name, g in senses_only.groupby("set"):
         ax.plot(g.sense, g[metric], "o-", label=set_name)
-        gpt_value = scores[(scores.set == set_name) & (scores.representation == "GPT-2 input embedding")][metric].item()
+        gpt_value = scores[(scores.set == set_name) & (scores.representation == similarity.GPT_EMBEDDING)][metric].item()
         ax.axhline(gpt_value, ls="--", color=ax.lines[-1].get_color(), alpha=0.6)
     ax.set_xlabel("sense")
     ax.set_title(f"{metric} (dashed: GPT-2)")
@@ -114,37 +81,8 @@ senses_only.pivot(index="sense", columns="set", values=["spearman", "pearson"])
 # ## Table 4
 
 # %%
-other = {"ws240": "ws297", "ws297": "ws240"}
-long = []
-for set_name in sets:
-    for metric in ("spearman", "pearson"):
-        s = senses_only[senses_only.set == set_name].set_index("sense")[metric]
-        chosen_elsewhere = int(senses_only[senses_only.set == other[set_name]].set_index("sense")[metric].idxmax())
-        long += [
-            {"representation": "Backpack, best sense (on this set)", "paper_model": "Backpack-micro (best sense 14)",
-             "metric": f"{set_name}_{metric}", "ours": s.max()},
-            {"representation": "Backpack, best sense (on this set)", "paper_model": None,
-             "metric": f"{set_name}_{metric}_sense", "ours": int(s.idxmax())},
-            {"representation": "Backpack, sense chosen on the other set", "paper_model": None,
-             "metric": f"{set_name}_{metric}", "ours": s[chosen_elsewhere]},
-            {"representation": "Backpack, sense chosen on the other set", "paper_model": None,
-             "metric": f"{set_name}_{metric}_sense", "ours": chosen_elsewhere},
-        ]
-        for rep in representations:
-            if rep == "Backpack sense":
-                continue
-            value = scores[(scores.set == set_name) & (scores.representation == rep)][metric].item()
-            long.append({"representation": rep, "paper_model": "GPT2-micro" if rep.startswith("GPT-2") else None,
-                         "metric": f"{set_name}_{metric}", "ours": value})
-    cov = scores[scores.set == set_name].iloc[0]
-    long += [{"representation": "all", "paper_model": None, "metric": f"{set_name}_pairs_covered", "ours": cov.pairs},
-             {"representation": "all", "paper_model": None, "metric": f"{set_name}_pairs_total", "ours": len(sets[set_name])}]
-paper = pd.concat([paper_values("backpack_table4_wordsim.csv", keys={"representation": "paper_model"},
-                                metrics={"ws240": f"ws240_{m}", "ws297": f"ws297_{m}"})
-                   for m in ("spearman", "pearson")], ignore_index=True)
-paper = paper[paper.paper_model.isin(["Backpack-micro (best sense 14)", "GPT2-micro"])]
-table4 = write_results(stand_in(pd.DataFrame(long)), chapter="backpack", name="table4_wordsim",
-                       run=run, datasets=[*lm_dataset_names(), "wordsim"], paper=paper,
+table4 = write_results(similarity.table4(scores, sets), chapter="backpack", name="table4_wordsim",
+                       run=run, datasets=[*lm_dataset_names(), "wordsim"], paper=similarity.paper_table4(),
                        notes="cosine of mean character representations vs human scores; pairs with a character outside "
                              "the vocabulary left out; paper: micro models, text says Spearman, caption Pearson")
 show(table4[table4.metric.str.match(r"ws\d+_(spearman|pearson)$")].pivot_table(
@@ -152,19 +90,7 @@ show(table4[table4.metric.str.match(r"ws\d+_(spearman|pearson)$")].pivot_table(
 show(table4[table4.paper.notna()])
 
 # %%
-t = table4.set_index(["representation", "metric"])["ours"]
-best, gpt_row = "Backpack, best sense (on this set)", "GPT-2 input embedding"
-lines = []
-for set_name in sets:
-    for metric in ("spearman", "pearson"):
-        b, g = t[best, f"{set_name}_{metric}"], t[gpt_row, f"{set_name}_{metric}"]
-        o = t["Backpack, sense chosen on the other set", f"{set_name}_{metric}"]
-        lines.append(f"- {set_name} {metric}: Backpack best sense {int(t[best, f'{set_name}_{metric}_sense'])} "
-                     f"{b:.3f} vs GPT-2 {g:.3f} ({'Backpack higher' if b > g else 'GPT-2 higher or equal'}); "
-                     f"with the sense chosen on the other set {o:.3f}.")
-lines.append(f"- Coverage: {int(t['all', 'ws240_pairs_covered'])}/{int(t['all', 'ws240_pairs_total'])} WS-240 pairs, "
-             f"{int(t['all', 'ws297_pairs_covered'])}/{int(t['all', 'ws297_pairs_total'])} WS-297 pairs.")
-display(Markdown("\n".join(lines)))
+display(Markdown(similarity.table4_verdict(table4, sets)))
 
 # %% [markdown]
 # ## Reading the result

@@ -43,36 +43,27 @@ seed = 0
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
-from hanzilm.data.corpus import lm_dataset_names, load_lm_corpus
-from hanzilm.data.lexicon import cedict, professions
+from hanzilm.data.corpus import lm_dataset_names
+from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
-from hanzilm.results import paper_values, write_results
-from hanzilm.papers.backpack import prompts as paper
-from hanzilm.papers.backpack.bias import (backpack_bias, gender_projection, gender_sense_scores, gpt_bias,
-                                  wider_professions)
-from hanzilm.papers.backpack.common import stand_in, configure, load_pair
+from hanzilm.papers.backpack import bias, experiment
 from hanzilm.papers.backpack.composition import CorpusText
+from hanzilm.papers.backpack.prompts import BIAS_PROMPTS
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-cfg = configure(prof)
-corpus, models = load_pair(prof)
-backpack, gpt, vocab = models["backpack"], models["gpt"], corpus.vocab
+ch = experiment.configure(prof)
+pair = experiment.load_pair(ch)
+backpack, gpt, vocab = pair.backpack, pair.gpt, pair.vocab
 k = backpack.config.n_senses
-prompts = paper.BIAS_PROMPTS
 
 # %% [markdown]
 # ## The sense
 
 # %%
-scores = gender_sense_scores(backpack, vocab).numpy()
-sense = int(scores.argmax())
-edited = "".join(c for c, _ in paper.BIAS_WORDS)
-diagnostic = pd.DataFrame(gender_projection(backpack, vocab, edited).numpy().T, columns=list(edited))
-diagnostic.insert(0, "criterion |E^T(C(他)-C(她))|", scores)
-diagnostic.index.name = "sense"
+sense, diagnostic = bias.chosen_sense(backpack, vocab)
 print(f"chosen sense: {sense}")
 diagnostic
 
@@ -80,45 +71,21 @@ diagnostic
 # ## The paper's four words and a wider list
 
 # %%
-text = CorpusText(d.text for d in load_lm_corpus())
-paper_words = [w for _, w in paper.BIAS_WORDS]
-wider = wider_professions(professions(), vocab, text.count, cfg.professions, exclude=paper_words)
-
-
-def row(word, edit, scope):
-    return {"word": word, "edit": scope, "characters": edit, "corpus_count": text.count(word),
-            "gpt2": gpt_bias(gpt, vocab, word, prompts).mean(),
-            "gpt2_proj": gpt_bias(gpt, vocab, word, prompts, edit=edit, project=True).mean(),
-            "backpack": backpack_bias(backpack, vocab, word, prompts).mean(),
-            "half_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.5).mean(),
-            "remove_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.0).mean()}
-
-
-rows = [row(w, c, "paper character") for c, w in paper.BIAS_WORDS]
-rows += [row(w, w, "all characters") for _, w in paper.BIAS_WORDS]
-rows += [row(w, w, "all characters") for w in wider]
-wide = pd.DataFrame(rows)
-metrics = ["gpt2", "gpt2_proj", "backpack", "half_sense", "remove_sense"]
-long = wide.melt(id_vars=["word", "edit", "characters", "corpus_count"], value_vars=metrics, var_name="metric",
-                 value_name="ours")
-long["sense"] = sense
-pv = paper_values("backpack_table5_bias.csv", keys={"target_word": "word"},
-                  metrics={"gpt2": "gpt2", "gpt2_proj": "gpt2_proj", "backpack": "backpack",
-                           "half_sense15": "half_sense", "remove_sense15": "remove_sense"})
-pv["edit"] = "paper character"
-table5 = write_results(stand_in(long[["word", "edit", "characters", "sense", "corpus_count", "metric", "ours"]]),
-                       chapter="backpack", name="table5_bias", run=run,
-                       datasets=[*lm_dataset_names(), "professions"], paper=pv,
-                       notes=f"bias ratio E[max(p(他)/p(她), p(她)/p(他))] over the {len(prompts)} prompts of Table 10; "
-                             f"sense {sense} chosen by max mean |E^T(C(他)_l - C(她)_l)|; paper: its sense 15, micro")
-show(table5[table5.edit == "paper character"].drop(columns=["characters"]))
+text = CorpusText.of_lm_corpus()
+wide = bias.bias_ratios(backpack, gpt, vocab, bias.edits(vocab, text, ch.senses), sense, text)
+table5 = write_results(bias.table5(wide, sense), chapter="backpack", name="table5_bias", run=run,
+                       datasets=[*lm_dataset_names(), "professions"], paper=bias.paper_table5(),
+                       notes=f"bias ratio E[max(p(他)/p(她), p(她)/p(他))] over the {len(BIAS_PROMPTS)} prompts of "
+                             f"Table 10; sense {sense} chosen by max mean |E^T(C(他)_l - C(她)_l)|; paper: its sense 15, "
+                             "micro")
+show(table5[table5.edit == bias.PAPER_CHARACTER].drop(columns=["characters"]))
 
 # %%
-wide.set_index(["word", "edit"])[metrics + ["corpus_count"]]
+wide.set_index(["word", "edit"])[bias.METRICS + ["corpus_count"]]
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.5))
-w = wide[wide.edit == "all characters"].set_index("word")
+w = wide[wide.edit == bias.ALL_CHARACTERS].set_index("word")
 x = np.arange(len(w))
 for i, m in enumerate(["gpt2", "gpt2_proj", "backpack", "remove_sense"]):
     ax.bar(x + i * 0.2, w[m], width=0.2, label=m)
@@ -130,15 +97,7 @@ plt.tight_layout()
 plt.show()
 
 # %%
-p = wide[wide.edit == "paper character"].set_index("word")
-a = wide[wide.edit == "all characters"]
-lines = [f"- {wd}: GPT-2 {r.gpt2:.2f}, projected {r.gpt2_proj:.2f}; Backpack {r.backpack:.2f}, sense {sense} halved "
-         f"{r.half_sense:.2f}, removed {r.remove_sense:.2f} ({'lower' if r.remove_sense < r.backpack else 'not lower'} "
-         f"than the Backpack)." for wd, r in p.iterrows()]
-lines.append(f"- Wider list ({len(a)} words, sense {sense} removed from every character): the bias ratio drops for "
-             f"{int((a.remove_sense < a.backpack).sum())}; median {a.backpack.median():.2f} -> {a.remove_sense.median():.2f} "
-             f"(GPT-2 {a.gpt2.median():.2f} -> projected {a.gpt2_proj.median():.2f}).")
-display(Markdown("\n".join(lines)))
+display(Markdown(bias.table5_verdict(wide, sense)))
 
 # %% [markdown]
 # ## Reading the result

@@ -37,21 +37,19 @@ seed = 0
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
-from hanzilm.results import paper_values, write_results
+from hanzilm.papers.backpack import amplify, experiment
 from hanzilm.papers.backpack import prompts as paper
-from hanzilm.papers.backpack.amplify import greedy, target_ratios
-from hanzilm.papers.backpack.common import configure, load_pair, stand_in
+from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-cfg = configure(prof)
-corpus, models = load_pair(prof)
-backpack, vocab = models["backpack"], corpus.vocab
+ch = experiment.configure(prof)
+pair = experiment.load_pair(ch)
+backpack, vocab = pair.backpack, pair.vocab
 datasets = lm_dataset_names()
 
 # %% [markdown]
@@ -59,11 +57,9 @@ datasets = lm_dataset_names()
 
 # %%
 word, targets = "沙滩", paper.AMPLIFY_TARGETS["沙滩"]
-per_prompt = target_ratios(backpack, vocab, word, paper.NOUN_PROMPTS, targets, paper.MULTIPLIERS)
-mean = per_prompt.groupby(["multipliers", "target"], sort=False)["ratio"].mean().reset_index()
-table6 = write_results(stand_in(mean.assign(word=word).rename(columns={"target": "metric", "ratio": "ours"})[
-                           ["word", "multipliers", "metric", "ours"]]),
-                       chapter="backpack", name="table6_amplification", run=run, datasets=datasets,
+per_prompt = amplify.target_ratios(backpack, vocab, word, paper.NOUN_PROMPTS, targets, paper.MULTIPLIERS)
+table6 = write_results(amplify.table6(per_prompt, word), chapter="backpack", name="table6_amplification", run=run,
+                       datasets=datasets,
                        paper=paper_values("backpack_table6_amplification.csv", keys={"multipliers": "multipliers"},
                                           metrics={t: t for t in targets}),
                        notes=f"mean over the {len(paper.NOUN_PROMPTS)} prompts of Table 9 of p(c|amplified)/p(c); "
@@ -79,9 +75,7 @@ show(table6[table6.multipliers != "1,1"])
 # prompt:
 
 # %%
-pp = per_prompt[per_prompt.multipliers == "4,1"].pivot(index="prompt", columns="target", values="ratio")[list(targets)]
-base = per_prompt[per_prompt.multipliers == "1,1"].pivot(index="prompt", columns="target", values="p_base")[list(targets)]
-pd.concat({"ratio (4,1)": pp, "p unamplified": base.map("{:.1e}".format)}, axis=1)
+amplify.per_prompt_view(per_prompt, targets)
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -101,33 +95,16 @@ plt.tight_layout()
 plt.show()
 
 # %%
-r = table6.set_index(["multipliers", "metric"])["ours"]
-sand, sea = ("撒", "粒"), ("海", "晒")
-lines = [f"- 沙 x4: " + ", ".join(f"p({t}) x{r['4,1', t]:.2f}" for t in sand + sea) +
-         f" (paper: 撒 2.13, 粒 1.74, 海 0.62, 晒 0.61). Sand characters gain relative to sea characters: "
-         f"{'yes' if min(r['4,1', t] for t in sand) > max(r['4,1', t] for t in sea) else 'no'}.",
-         f"- 滩 x4: " + ", ".join(f"p({t}) x{r['1,4', t]:.2f}" for t in sand + sea) +
-         f" (paper: 0.54, 0.55, 1.24, 1.48). Sea characters gain relative to sand characters: "
-         f"{'yes' if min(r['1,4', t] for t in sea) > max(r['1,4', t] for t in sand) else 'no'}.",
-         f"- Direction agreement with the paper over all nine characters and both multipliers: "
-         f"{sum(np.sign(np.log(row.ours)) == np.sign(np.log(row.paper)) for row in table6[table6.multipliers != '1,1'].itertuples())}"
-         f" of {2 * len(targets)}."]
-display(Markdown("\n".join(lines)))
+display(Markdown(amplify.table6_verdict(table6, targets)))
 
 # %% [markdown]
 # ## Table 11: greedy continuations
 
 # %%
-rows = []
-for w in paper.AMPLIFY_WORDS:
-    for m in paper.MULTIPLIERS:
-        key = ",".join(f"{x:g}" for x in m)
-        rows.append({"word": w, "multipliers": key, "metric": "continuation",
-                     "ours": greedy(backpack, vocab, w, m, cfg.generate_chars),
-                     "paper": paper.PAPER_CONTINUATIONS[(w, key)]})
-continuations = pd.DataFrame(rows)
-write_results(stand_in(continuations.drop(columns="paper")), chapter="backpack", name="table11_continuations", run=run,
-              datasets=datasets, notes=f"greedy, {cfg.generate_chars} characters, the word amplified at every step")
+continuations = amplify.continuations(backpack, vocab, ch.senses.generate_chars)
+write_results(continuations.drop(columns="paper"), chapter="backpack", name="table11_continuations", run=run,
+              datasets=datasets,
+              notes=f"greedy, {ch.senses.generate_chars} characters, the word amplified at every step")
 continuations.drop(columns="metric")
 
 # %% [markdown]

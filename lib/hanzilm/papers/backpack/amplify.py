@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 
 from ...data.vocab import CharVocab
 from .common import banned_ids, encode
-from .prompts import fill
+from .prompts import AMPLIFY_WORDS, MULTIPLIERS, PAPER_CONTINUATIONS, fill
 
 
 def amplify_alpha(alpha: torch.Tensor, positions: Sequence[int], multipliers: Sequence[float]) -> torch.Tensor:
@@ -41,6 +42,11 @@ def next_logits(model: torch.nn.Module, ids: torch.Tensor, positions: Sequence[i
     return model(ids, alpha=alpha)[0, -1]
 
 
+def multiplier_key(multipliers: Sequence[float]) -> str:
+    """The multipliers as the tables key them: "4,1"."""
+    return ",".join(f"{x:g}" for x in multipliers)
+
+
 def _word_positions(prompt: str, word: str) -> list[int]:
     start = prompt.index("WORD")
     return [1 + start + t for t in range(len(word))]   # +1: the <doc> token
@@ -59,7 +65,7 @@ def target_ratios(model: torch.nn.Module, vocab: CharVocab, word: str, prompts: 
         for m in multipliers:
             amp = next_logits(model, ids, positions, m).softmax(-1)
             for t, i in zip(targets, tid):
-                rows.append({"prompt": p, "multipliers": ",".join(f"{x:g}" for x in m), "target": t,
+                rows.append({"prompt": p, "multipliers": multiplier_key(m), "target": t,
                              "p_base": base[i].item(), "p_amp": amp[i].item(), "ratio": (amp[i] / base[i]).item()})
     return pd.DataFrame(rows)
 
@@ -76,3 +82,49 @@ def greedy(model: torch.nn.Module, vocab: CharVocab, word: str, multipliers: Seq
         logits[banned] = float("-inf")
         ids = torch.cat([ids, logits.argmax().view(1, 1)], dim=1)
     return fill(prompt, word) + vocab.decode(ids[0, 1 + len(fill(prompt, word)):].tolist())
+
+
+# --- Tables 6 and 11 -----------------------------------------------------------------------------------------
+def table6(per_prompt: pd.DataFrame, word: str) -> pd.DataFrame:
+    """Table 6, long: per multipliers and target character (the metric), the mean ratio over the prompts."""
+    mean = per_prompt.groupby(["multipliers", "target"], sort=False)["ratio"].mean().reset_index()
+    return mean.assign(word=word).rename(columns={"target": "metric", "ratio": "ours"})[
+        ["word", "multipliers", "metric", "ours"]]
+
+
+def per_prompt_view(per_prompt: pd.DataFrame, targets: Sequence[str], multipliers: str = "4,1") -> pd.DataFrame:
+    """Per prompt: the ratios under `multipliers` beside the unamplified probabilities (formatted)."""
+    pp = per_prompt[per_prompt.multipliers == multipliers].pivot(index="prompt", columns="target",
+                                                                 values="ratio")[list(targets)]
+    base = per_prompt[per_prompt.multipliers == "1,1"].pivot(index="prompt", columns="target",
+                                                             values="p_base")[list(targets)]
+    return pd.concat({f"ratio ({multipliers})": pp, "p unamplified": base.map("{:.1e}".format)}, axis=1)
+
+
+def table6_verdict(table: pd.DataFrame, targets: Sequence[str]) -> str:
+    """Markdown: the sand and sea characters' ratios beside the paper's, and the direction agreement."""
+    r = table.set_index(["multipliers", "metric"])["ours"]
+    sand, sea = ("撒", "粒"), ("海", "晒")
+    amplified = table[table.multipliers != "1,1"]
+    agree = sum(np.sign(np.log(row.ours)) == np.sign(np.log(row.paper)) for row in amplified.itertuples())
+    lines = [f"- 沙 x4: " + ", ".join(f"p({t}) x{r['4,1', t]:.2f}" for t in sand + sea) +
+             f" (paper: 撒 2.13, 粒 1.74, 海 0.62, 晒 0.61). Sand characters gain relative to sea characters: "
+             f"{'yes' if min(r['4,1', t] for t in sand) > max(r['4,1', t] for t in sea) else 'no'}.",
+             f"- 滩 x4: " + ", ".join(f"p({t}) x{r['1,4', t]:.2f}" for t in sand + sea) +
+             f" (paper: 0.54, 0.55, 1.24, 1.48). Sea characters gain relative to sand characters: "
+             f"{'yes' if min(r['1,4', t] for t in sea) > max(r['1,4', t] for t in sand) else 'no'}.",
+             f"- Direction agreement with the paper over all nine characters and both multipliers: "
+             f"{agree} of {2 * len(targets)}."]
+    return "\n".join(lines)
+
+
+def continuations(model: torch.nn.Module, vocab: CharVocab, n: int) -> pd.DataFrame:
+    """Table 11: the greedy continuation of each of AMPLIFY_WORDS under each of MULTIPLIERS (metric
+    "continuation"), beside the paper's."""
+    rows = []
+    for w in AMPLIFY_WORDS:
+        for m in MULTIPLIERS:
+            key = multiplier_key(m)
+            rows.append({"word": w, "multipliers": key, "metric": "continuation",
+                         "ours": greedy(model, vocab, w, m, n), "paper": PAPER_CONTINUATIONS[(w, key)]})
+    return pd.DataFrame(rows)

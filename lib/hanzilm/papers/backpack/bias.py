@@ -18,11 +18,15 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 
+from ...data.lexicon import professions
 from ...data.vocab import CharVocab
-from .common import encode, in_vocab
-from .prompts import HE, SHE, fill
+from ...results import paper_values
+from .common import SensesConfig, encode, in_vocab
+from .composition import CorpusText
+from .prompts import BIAS_PROMPTS, BIAS_WORDS, HE, SHE, fill
 
 
 def ratio_from_logits(logits: torch.Tensor, he: int, she: int) -> torch.Tensor:
@@ -108,3 +112,75 @@ def wider_professions(words: Sequence[str], vocab: CharVocab, count: Callable[[s
     ranked = sorted(candidates, key=lambda w: -count(w))        # stable: ties keep the list order
     return [w for w in ranked if w not in exclude][:n]
 
+
+
+# --- Table 5 -------------------------------------------------------------------------------------------------
+METRICS = ["gpt2", "gpt2_proj", "backpack", "half_sense", "remove_sense"]
+PAPER_CHARACTER, ALL_CHARACTERS = "paper character", "all characters"   # the two edits
+
+
+def chosen_sense(model: torch.nn.Module, vocab: CharVocab) -> tuple[int, pd.DataFrame]:
+    """The sense maximising `gender_sense_scores`, and per sense that criterion beside the diagnostic
+    `gender_projection` of each of Table 5's edited characters."""
+    scores = gender_sense_scores(model, vocab).numpy()
+    edited = "".join(c for c, _ in BIAS_WORDS)
+    diagnostic = pd.DataFrame(gender_projection(model, vocab, edited).numpy().T, columns=list(edited))
+    diagnostic.insert(0, "criterion |E^T(C(他)-C(她))|", scores)
+    diagnostic.index.name = "sense"
+    return int(scores.argmax()), diagnostic
+
+
+def edits(vocab: CharVocab, text: CorpusText, cfg: SensesConfig) -> list[tuple[str, str, str]]:
+    """(word, characters edited, edit) of Table 5: the paper's four words with the paper's character edited,
+    the same with every character edited, and `cfg.professions` more profession words (every character)."""
+    paper_words = [w for _, w in BIAS_WORDS]
+    wider = wider_professions(professions(), vocab, text.count, cfg.professions, exclude=paper_words)
+    return ([(w, c, PAPER_CHARACTER) for c, w in BIAS_WORDS] + [(w, w, ALL_CHARACTERS) for w in paper_words]
+            + [(w, w, ALL_CHARACTERS) for w in wider])
+
+
+def bias_ratios(backpack: torch.nn.Module, gpt: torch.nn.Module, vocab: CharVocab,
+                cases: Sequence[tuple[str, str, str]], sense: int, text: CorpusText,
+                prompts: Sequence[str] = BIAS_PROMPTS) -> pd.DataFrame:
+    """One row per (word, characters, edit) of `cases`: the mean bias ratio over `prompts` of GPT-2 without and
+    with the nullspace projection, and of the Backpack without, with half and without `sense` (METRICS)."""
+    rows = []
+    for word, edit, scope in cases:
+        rows.append({
+            "word": word, "edit": scope, "characters": edit, "corpus_count": text.count(word),
+            "gpt2": gpt_bias(gpt, vocab, word, prompts).mean(),
+            "gpt2_proj": gpt_bias(gpt, vocab, word, prompts, edit=edit, project=True).mean(),
+            "backpack": backpack_bias(backpack, vocab, word, prompts).mean(),
+            "half_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.5).mean(),
+            "remove_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.0).mean()})
+    return pd.DataFrame(rows)
+
+
+def table5(wide: pd.DataFrame, sense: int) -> pd.DataFrame:
+    """`bias_ratios` in the long form, with the sense edited."""
+    long = wide.melt(id_vars=["word", "edit", "characters", "corpus_count"], value_vars=METRICS, var_name="metric",
+                     value_name="ours")
+    long["sense"] = sense
+    return long[["word", "edit", "characters", "sense", "corpus_count", "metric", "ours"]]
+
+
+def paper_table5() -> pd.DataFrame:
+    """The paper's Table 5 (its sense 15, its character per word), keyed like `table5`'s PAPER_CHARACTER rows."""
+    pv = paper_values("backpack_table5_bias.csv", keys={"target_word": "word"},
+                      metrics={"gpt2": "gpt2", "gpt2_proj": "gpt2_proj", "backpack": "backpack",
+                               "half_sense15": "half_sense", "remove_sense15": "remove_sense"})
+    pv["edit"] = PAPER_CHARACTER
+    return pv
+
+
+def table5_verdict(wide: pd.DataFrame, sense: int) -> str:
+    """Markdown: each paper word's ratios, and over the wider list how often removing the sense lowers it."""
+    p = wide[wide.edit == PAPER_CHARACTER].set_index("word")
+    a = wide[wide.edit == ALL_CHARACTERS]
+    lines = [f"- {wd}: GPT-2 {r.gpt2:.2f}, projected {r.gpt2_proj:.2f}; Backpack {r.backpack:.2f}, sense {sense} halved "
+             f"{r.half_sense:.2f}, removed {r.remove_sense:.2f} ({'lower' if r.remove_sense < r.backpack else 'not lower'} "
+             f"than the Backpack)." for wd, r in p.iterrows()]
+    lines.append(f"- Wider list ({len(a)} words, sense {sense} removed from every character): the bias ratio drops for "
+                 f"{int((a.remove_sense < a.backpack).sum())}; median {a.backpack.median():.2f} -> "
+                 f"{a.remove_sense.median():.2f} (GPT-2 {a.gpt2.median():.2f} -> projected {a.gpt2_proj.median():.2f}).")
+    return "\n".join(lines)

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ...data.lexicon import cedict
-    from .common import load_trained
+    from . import experiment
     from .projection import top_characters
 
     if len(args.char) != 1:
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise HanzilmError("--top must be at least 1")
     torch.set_num_threads(1)
-    model, vocab = load_trained(args.model, "backpack")
+    model, vocab = experiment.load_trained(experiment.configure(args.model), "backpack")
     if args.char not in vocab.stoi or args.char in vocab.specials:
         raise HanzilmError(f"{args.char!r} is not in the {args.model} model's vocabulary ({len(vocab)} entries)")
     dictionary = None if args.no_gloss else cedict()

@@ -79,7 +79,7 @@ def corpus_key(data: dict[str, str], split: LMSplitConfig, min_freq: int) -> str
 
 def encoded_corpus(split: LMSplitConfig, min_freq: int) -> EncodedCorpus:
     """The encoded LM corpus: built on first use (a few seconds), then memory-mapped from the cache.
-    `min_freq` is the chapter's `lm.min_char_freq` (`experiment.load_corpus`), not `split.min_char_freq`."""
+    `min_freq`: the chapter's `lm.min_char_freq` (see `experiment.load_corpus`)."""
     data = checksums(lm_dataset_names())
     key = corpus_key(data, split, min_freq)
     directory = cache_dir() / "lm" / key[:16]

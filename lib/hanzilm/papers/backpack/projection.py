@@ -6,6 +6,7 @@ adds to the next-character logits wherever x occurs: its top entries are what th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ import torch
 from ...data.lexicon import Dictionary, is_han
 from ...data.vocab import CharVocab
 from .common import banned_ids
+from .prompts import PAPER_COMPOSING_SENSE, PAPER_RELATED_SENSE, PAPER_TOP
 
 
 @torch.no_grad()
@@ -71,3 +73,101 @@ def composition_rate(model: torch.nn.Module, vocab: CharVocab, chars: Sequence[s
 def frequent_characters(vocab: CharVocab, n: int) -> list[str]:
     """The n most frequent Chinese characters of the vocabulary (training-split counts)."""
     return [c for c in vocab.counts if is_han(c) and c in vocab.stoi][:n]
+
+
+# --- Tables 2 and 7 ------------------------------------------------------------------------------------------
+PAPER_MODEL = "paper (micro)"
+
+
+def sense_tops(model: torch.nn.Module, vocab: CharVocab, chars: Sequence[str], top: int,
+               dictionary: Dictionary) -> pd.DataFrame:
+    """`top_characters` of every character of `chars`, one table."""
+    return pd.concat([top_characters(model, vocab, c, top, dictionary) for c in chars], ignore_index=True)
+
+
+def projection_table(tops: pd.DataFrame) -> pd.DataFrame:
+    """`sense_tops` in the long form: the score of each listed character as metric "score"."""
+    keys = [c for c in tops.columns if c != "score"]
+    return tops[keys].assign(metric="score", ours=tops["score"])
+
+
+def every_sense_text(tops: pd.DataFrame, dictionary: Dictionary, ranks: int = 6) -> str:
+    """Per character (with its gloss): the top `ranks` characters of every sense, one column per sense."""
+    return "\n".join(f"{c} ({dictionary.gloss(c)})\n"
+                     + sense_columns(g[g["rank"] < ranks], gloss=False).to_string()
+                     for c, g in tops.groupby("char", sort=False))
+
+
+@dataclass(frozen=True)
+class SenseRoles:
+    """Composition rates per sense (`composition_rate`) and the senses they single out."""
+
+    characters: list[str]        # the characters of Tables 2 and 7 (and any added)
+    frequent: list[str]          # the most frequent characters of the vocabulary
+    heat: pd.DataFrame           # sense x (each of `characters`, the mean over `frequent`): top-`top` rates
+    frequent_rates: np.ndarray   # (k, len(frequent)) top-`top` rates
+    top5: np.ndarray             # (k, 4) top-5 rates of the paper's four characters (as Table 7 prints five)
+    top: int
+    composing: int               # the sense with the highest mean rate over `frequent`
+    relating: int                # the lowest
+
+
+def sense_roles(model: torch.nn.Module, vocab: CharVocab, characters: Sequence[str], dictionary: Dictionary,
+                n_frequent: int, top: int) -> SenseRoles:
+    frequent = frequent_characters(vocab, n_frequent)
+    rates = composition_rate(model, vocab, frequent, dictionary, top)
+    heat = pd.DataFrame(composition_rate(model, vocab, characters, dictionary, top), columns=list(characters))
+    heat[f"mean of {len(frequent)} frequent"] = rates.mean(1)
+    heat.index.name = "sense"
+    return SenseRoles(characters=list(characters), frequent=frequent, heat=heat, frequent_rates=rates,
+                      top5=composition_rate(model, vocab, characters[:4], dictionary, 5), top=top,
+                      composing=int(heat.iloc[:, -1].idxmax()), relating=int(heat.iloc[:, -1].idxmin()))
+
+
+def paper_rate(sense: int, dictionary: Dictionary) -> float:
+    """The composition rate of the paper's printed lists of `sense` (Table 7, five per character)."""
+    pairs = [(x, c) for x, cs in PAPER_TOP[sense].items() for c in cs]
+    return sum(x + c in dictionary for x, c in pairs) / len(pairs)
+
+
+def composition_rate_table(roles: SenseRoles, dictionary: Dictionary, model: str) -> pd.DataFrame:
+    """The paper's senses 10 and 12 scored with `dictionary` (model PAPER_MODEL), our most and least composing
+    senses (role "composition", "relatedness") and every sense of ours (role ""), long."""
+    wide = f"composition_rate_{len(roles.frequent)}chars_top{roles.top}"
+    rows = [{"model": PAPER_MODEL, "role": "composition", "sense": PAPER_COMPOSING_SENSE,
+             "metric": "composition_rate_4chars_top5", "ours": paper_rate(PAPER_COMPOSING_SENSE, dictionary)},
+            {"model": PAPER_MODEL, "role": "relatedness", "sense": PAPER_RELATED_SENSE,
+             "metric": "composition_rate_4chars_top5", "ours": paper_rate(PAPER_RELATED_SENSE, dictionary)}]
+    for role, s in (("composition", roles.composing), ("relatedness", roles.relating)):
+        rows += [{"model": model, "role": role, "sense": s, "metric": "composition_rate_4chars_top5",
+                  "ours": roles.top5[s].mean()},
+                 {"model": model, "role": role, "sense": s, "metric": wide, "ours": roles.frequent_rates[s].mean()}]
+    rows += [{"model": model, "role": "", "sense": s, "metric": wide, "ours": roles.frequent_rates[s].mean()}
+             for s in range(len(roles.frequent_rates))]
+    return pd.DataFrame(rows)
+
+
+def side_by_side_text(tops: pd.DataFrame, roles: SenseRoles, characters: Sequence[str]) -> str:
+    """Per character: the paper's senses 10, 12 and 15 (Table 7) beside our most and least composing senses'
+    top five, with glosses."""
+    out = []
+    for c in characters:
+        ours = sense_columns(tops[(tops.char == c) & (tops["rank"] < 5)], senses=[roles.composing, roles.relating])
+        ours.columns = [f"ours #{s} ({'composes' if s == roles.composing else 'relates'})" for s in ours.columns]
+        theirs = pd.DataFrame({f"paper #{s}": list(PAPER_TOP[s][c]) for s in PAPER_TOP})
+        out.append(f"{c}\n" + pd.concat([theirs, ours.reset_index(drop=True)], axis=1).to_string())
+    return "\n".join(out)
+
+
+def roles_verdict(table: pd.DataFrame, roles: SenseRoles, model: str) -> str:
+    """Markdown: the paper's senses' rates beside our composing and relating senses' (numbers from `table`)."""
+    r = table.set_index(["model", "role", "metric"])["ours"]
+    rates = roles.frequent_rates
+    return (f"- Paper, scored with CC-CEDICT: sense {PAPER_COMPOSING_SENSE} composes "
+            f"{r[PAPER_MODEL, 'composition', 'composition_rate_4chars_top5']:.0%} of its printed top-5 lists, sense "
+            f"{PAPER_RELATED_SENSE} {r[PAPER_MODEL, 'relatedness', 'composition_rate_4chars_top5']:.0%}.\n"
+            f"- Ours: sense {roles.composing} composes {r[model, 'composition', 'composition_rate_4chars_top5']:.0%} "
+            f"of the four characters' top 5 ({rates[roles.composing].mean():.0%} of the top {roles.top} over "
+            f"{len(roles.frequent)} frequent characters); sense {roles.relating} composes "
+            f"{r[model, 'relatedness', 'composition_rate_4chars_top5']:.0%} ({rates[roles.relating].mean():.0%}). "
+            f"Mean over all senses: {rates.mean():.0%}.")

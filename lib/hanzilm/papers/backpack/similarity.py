@@ -15,7 +15,10 @@ import torch
 from scipy import stats
 
 from ...data.vocab import CharVocab
+from ...results import paper_values
 from .common import in_vocab
+from .composition import prompt_contexts, word_lambdas, word_vector
+from .prompts import NOUN_PROMPTS
 
 Vectors = Callable[[str], torch.Tensor]   # word -> (..., dim): one vector per representation in the batch dims
 
@@ -59,3 +62,110 @@ def all_senses(per_sense: Vectors, how: str) -> Vectors:
     if how == "concat":
         return lambda w: per_sense(w).flatten(-2)
     raise ValueError(how)
+
+
+# --- Table 4 -------------------------------------------------------------------------------------------------
+PER_SENSE = "Backpack sense"   # one representation per sense: "Backpack sense 0", "Backpack sense 1", ...
+BEST, ELSEWHERE = "Backpack, best sense (on this set)", "Backpack, sense chosen on the other set"
+GPT_EMBEDDING = "GPT-2 input embedding"
+PAPER_ROWS = ("Backpack-micro (best sense 14)", "GPT2-micro")
+
+
+def eq10_vectors(model: torch.nn.Module, vocab: CharVocab, prompts=NOUN_PROMPTS) -> Vectors:
+    """word -> (k*d,): the Eq. 10 word vector, all senses concatenated, with `prompts` as the contexts."""
+    cache: dict[str, torch.Tensor] = {}
+
+    def vector(word: str) -> torch.Tensor:
+        if word not in cache:
+            lams = word_lambdas(model, vocab, word, prompt_contexts(word, prompts))
+            cache[word] = word_vector(model, vocab, word, lams)
+        return cache[word].flatten()
+
+    return vector
+
+
+def representations(backpack: torch.nn.Module, gpt: torch.nn.Module, vocab: CharVocab) -> dict[str, Vectors]:
+    """The word representations of Table 4 by name (PER_SENSE: one per sense)."""
+    per_sense = backpack_word_senses(backpack, vocab)
+    return {
+        PER_SENSE: per_sense,
+        "Backpack all senses (mean)": all_senses(per_sense, "mean"),
+        "Backpack all senses (concatenated)": all_senses(per_sense, "concat"),
+        "Backpack Eq. 10, all senses (concatenated)": eq10_vectors(backpack, vocab),
+        "Backpack input embedding": embedding_word_vector(backpack, vocab),
+        GPT_EMBEDDING: embedding_word_vector(gpt, vocab),
+    }
+
+
+def scores(sets: dict[str, Sequence[tuple[str, str, float]]], reps: dict[str, Vectors],
+           vocab: CharVocab) -> pd.DataFrame:
+    """One row per (representation, set): Spearman, Pearson, covered pairs and coverage (`correlations`)."""
+    rows = []
+    for set_name, pairs in sets.items():
+        for rep, vectors in reps.items():
+            for _, r in correlations(pairs, vectors, vocab).iterrows():
+                label = f"{rep} {int(r['index'])}" if rep == PER_SENSE else rep
+                rows.append({"representation": label, "set": set_name, "spearman": r.spearman, "pearson": r.pearson,
+                             "pairs": r.pairs, "coverage": r.coverage})
+    return pd.DataFrame(rows)
+
+
+def per_sense_scores(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `scores` of single senses, with their sense index."""
+    out = table[table.representation.str.startswith(PER_SENSE)].copy()
+    out["sense"] = out.representation.str.split().str[-1].astype(int)
+    return out
+
+
+def table4(table: pd.DataFrame, sets: dict[str, Sequence]) -> pd.DataFrame:
+    """Table 4, long: per set and correlation, the best sense on the set and the sense chosen on the other
+    set (value and index), every other representation, and the coverage; `paper_model` names the paper's row."""
+    senses = per_sense_scores(table)
+    names = list(sets)
+    other = dict(zip(names, names[::-1]))   # the two sets: each one's fairer sense is chosen on the other
+    reps = [r for r in dict.fromkeys(table.representation) if not r.startswith(PER_SENSE)]
+    long = []
+    for set_name in sets:
+        for metric in ("spearman", "pearson"):
+            s = senses[senses.set == set_name].set_index("sense")[metric]
+            chosen = int(senses[senses.set == other[set_name]].set_index("sense")[metric].idxmax())
+            m = f"{set_name}_{metric}"
+            long += [{"representation": BEST, "paper_model": PAPER_ROWS[0], "metric": m, "ours": s.max()},
+                     {"representation": BEST, "paper_model": None, "metric": f"{m}_sense", "ours": int(s.idxmax())},
+                     {"representation": ELSEWHERE, "paper_model": None, "metric": m, "ours": s[chosen]},
+                     {"representation": ELSEWHERE, "paper_model": None, "metric": f"{m}_sense", "ours": chosen}]
+            for rep in reps:
+                value = table[(table.set == set_name) & (table.representation == rep)][metric].item()
+                long.append({"representation": rep, "paper_model": PAPER_ROWS[1] if rep.startswith("GPT-2") else None,
+                             "metric": m, "ours": value})
+        cov = table[table.set == set_name].iloc[0]
+        long += [{"representation": "all", "paper_model": None, "metric": f"{set_name}_pairs_covered", "ours": cov.pairs},
+                 {"representation": "all", "paper_model": None, "metric": f"{set_name}_pairs_total",
+                  "ours": len(sets[set_name])}]
+    return pd.DataFrame(long)
+
+
+def paper_table4() -> pd.DataFrame:
+    """The paper's Table 4 rows we compare with (the micro Backpack's best sense and GPT-2), both correlations
+    (the paper prints one number per set: its text says Spearman, its caption Pearson)."""
+    paper = pd.concat([paper_values("backpack_table4_wordsim.csv", keys={"representation": "paper_model"},
+                                    metrics={"ws240": f"ws240_{m}", "ws297": f"ws297_{m}"})
+                       for m in ("spearman", "pearson")], ignore_index=True)
+    return paper[paper.paper_model.isin(PAPER_ROWS)]
+
+
+def table4_verdict(table: pd.DataFrame, sets: dict[str, Sequence]) -> str:
+    """Markdown: per set and correlation, the best sense against GPT-2 and the fairer sense chosen elsewhere;
+    the coverage."""
+    t = table.set_index(["representation", "metric"])["ours"]
+    lines = []
+    for set_name in sets:
+        for metric in ("spearman", "pearson"):
+            m = f"{set_name}_{metric}"
+            b, g, o = t[BEST, m], t[GPT_EMBEDDING, m], t[ELSEWHERE, m]
+            lines.append(f"- {set_name} {metric}: Backpack best sense {int(t[BEST, f'{m}_sense'])} "
+                         f"{b:.3f} vs GPT-2 {g:.3f} ({'Backpack higher' if b > g else 'GPT-2 higher or equal'}); "
+                         f"with the sense chosen on the other set {o:.3f}.")
+    lines.append(f"- Coverage: {int(t['all', 'ws240_pairs_covered'])}/{int(t['all', 'ws240_pairs_total'])} WS-240 pairs, "
+                 f"{int(t['all', 'ws297_pairs_covered'])}/{int(t['all', 'ws297_pairs_total'])} WS-297 pairs.")
+    return "\n".join(lines)

@@ -1,27 +1,26 @@
-"""The Backpack chapter's tables: parameter accounting and Table 1 (perplexity, cloze), in the long form
-that `write_results` takes, and the plain-language verdict printed under Table 1."""
+"""The Backpack chapter's Section 4 tables: parameter accounting and Table 1 (training, perplexity, cloze), in
+the long form that `write_results` takes, and the plain-language verdict printed under Table 1. The Section 5
+tables are built by their analyses: `projection` (Tables 2, 7), `composition` (3, 8), `similarity` (4),
+`bias` (5), `amplify` (6, 11), `idioms` (Appendix B)."""
 
 from __future__ import annotations
 
 import math
 
 import pandas as pd
+import torch
 
 from .backpack import BackpackConfig
+from .data import EncodedCorpus
+from .experiment import (MODELS, PAPER_NAMES, BackpackChapter, Evaluation, LMConfig, batches, build, histories,
+                         model_config, param_count, summary)
 from .gpt import GPTConfig
-from .experiment import LMConfig, gpt_config, model_config, param_count
 
 # The paper does not state its vocabulary. Its tokenization is "utilized by Chinese GPT2 (Du 2019)", whose
 # vocabulary is bert-base-chinese's vocab.txt: 21,128 entries. We count with that size.
 PAPER_VOCAB = 21128
 PAPER_SIZES = {"micro": dict(n_layer=6, n_head=6, n_embd=384), "small": dict(n_layer=12, n_head=12, n_embd=768)}
-
-CORPUS_NOTE = ("stand-in: test split of our 29.5 M-character mix, not the paper's wiki2019zh / news2016zh / "
-               "webtext2019zh test split")
-
-
-def cloze_note(n_cases: int) -> str:
-    return f"WPLC-style cloze on our held-out split ({n_cases} cases), not the WPLC dev set (not obtained)"
+MODEL_LABELS = {"gpt": "GPT2", "backpack": "Backpack"}
 
 
 def paper_configs(vocab_size: int = PAPER_VOCAB) -> dict[str, GPTConfig | BackpackConfig]:
@@ -33,7 +32,7 @@ def paper_configs(vocab_size: int = PAPER_VOCAB) -> dict[str, GPTConfig | Backpa
     return out
 
 
-def parameter_rows(configs: dict[str, GPTConfig | BackpackConfig], data: str = "") -> pd.DataFrame:
+def parameter_rows(configs: dict[str, GPTConfig | BackpackConfig]) -> pd.DataFrame:
     """params_m: without position embeddings (nanoGPT's get_num_params, what the authors' code reports);
     params_m_with_positions; and the breakdown."""
     rows = []
@@ -43,21 +42,66 @@ def parameter_rows(configs: dict[str, GPTConfig | BackpackConfig], data: str = "
         total = param_count(mc, positions=True)
         values = {"params_m": param_count(mc, positions=False) / 1e6, "params_m_with_positions": total / 1e6,
                   "embedding_m": emb / 1e6, "transformer_blocks": mc.n_layer,
-                  "sense_network_m": (total - param_count(gpt_config_of(mc), positions=True) - 2 * d * d) / 1e6
+                  "sense_network_m": (total - param_count(mc.transformer_config(), positions=True) - 2 * d * d) / 1e6
                   if isinstance(mc, BackpackConfig) else 0.0}
         for metric, value in values.items():
             rows.append({"model": name, "vocab": mc.vocab_size, "metric": metric, "ours": value})
     return pd.DataFrame(rows)
 
 
-def gpt_config_of(mc: BackpackConfig) -> GPTConfig:
-    return mc.transformer_config()
+def profile_configs(cfg: LMConfig, vocab_size: int, label: str) -> dict[str, GPTConfig | BackpackConfig]:
+    """The chapter's pair, named "GPT2 (<label>)" and "Backpack (<label>)" (label: the profile)."""
+    return {f"{MODEL_LABELS[name]} ({label})": model_config(c, vocab_size) for name, c in cfg.pair().items()}
 
 
-def profile_configs(cfg: LMConfig, vocab_size: int, profile: str) -> dict[str, GPTConfig | BackpackConfig]:
-    pair = cfg.pair()
-    return {f"GPT2 ({profile})": model_config(pair["gpt"], vocab_size),
-            f"Backpack ({profile})": model_config(pair["backpack"], vocab_size)}
+def parameters(ch: BackpackChapter, vocab_size: int, label: str) -> pd.DataFrame:
+    """The parameter table: the paper's four models (counted with PAPER_VOCAB), then the chapter's pair with
+    our vocabulary."""
+    return pd.concat([parameter_rows(paper_configs(PAPER_VOCAB)),
+                      parameter_rows(profile_configs(ch.lm, vocab_size, label))], ignore_index=True)
+
+
+def architecture(ch: BackpackChapter, corpus: EncodedCorpus) -> pd.DataFrame:
+    """One row per model of the pair: its sizes, parameter count and training length. Checks first that both
+    models get the same batches."""
+    pair, cfg = ch.lm.pair(), ch.lm
+    if not torch.equal(batches(pair["gpt"], corpus)(0), batches(pair["backpack"], corpus)(0)):
+        raise AssertionError("the two models would not see the same batches")
+    return pd.DataFrame({"model": list(pair), "blocks": [cfg.n_layer, cfg.n_layer - 1],
+                         "parameters": [sum(p.numel() for p in build(c, len(corpus.vocab)).parameters())
+                                        for c in pair.values()]}).assign(
+        d=cfg.n_embd, heads=cfg.n_head, senses=[0, cfg.n_senses], block=cfg.block_size, batch=cfg.batch_size,
+        steps=cfg.train.steps, vocabulary=len(corpus.vocab))
+
+
+def training(ch: BackpackChapter, corpus: EncodedCorpus) -> pd.DataFrame:
+    """The stored runs of the pair, long: steps, best step and dev loss, tokens seen, wall time, throughput
+    and the number of non-finite steps."""
+    runs = histories(ch, corpus)
+    rows = []
+    for name in MODELS:
+        s, h = summary(ch, corpus, name), runs[name]
+        values = {"steps": s["steps"], "best_step": s["best_step"], "best_dev_loss": s["best_metrics"]["dev_loss"],
+                  "train_tokens_m": s["steps"] * ch.lm.batch_size * ch.lm.block_size / 1e6,
+                  "wall_time_s": s["wall_time"], "train_tokens_per_s": h["tokens_per_s"].dropna().median(),
+                  "nonfinite_steps": int(h.get("nonfinite", pd.Series(dtype=float)).notna().sum())}
+        rows += [{"arch": name, "metric": metric, "ours": value} for metric, value in values.items()]
+    return pd.DataFrame(rows)
+
+
+def table1(ch: BackpackChapter, vocab_size: int, ev: Evaluation, label: str) -> pd.DataFrame:
+    """Table 1, long: per model its parameters (millions, no position embeddings), test perplexity and cloze
+    top-1 / top-3 accuracy; `paper_model` names the paper's row it is compared with."""
+    rows = []
+    for name, cfg in ch.lm.pair().items():
+        base = {"model": f"{MODEL_LABELS[name]} ({label})", "arch": name, "paper_model": PAPER_NAMES[name]}
+        n_params = param_count(model_config(cfg, vocab_size), positions=False)
+        accuracy = ev.cloze[name][0]
+        rows += [{**base, "metric": "params_m", "ours": n_params / 1e6},
+                 {**base, "metric": "test_ppl", "ours": ev.perplexity[name]["ppl"]},
+                 {**base, "metric": "cloze_top1", "ours": accuracy["top1"]},
+                 {**base, "metric": "cloze_top3", "ours": accuracy["top3"]}]
+    return pd.DataFrame(rows)
 
 
 def paired_cloze(backpack_rows: list[dict], gpt_rows: list[dict], k: int) -> dict[str, float]:
@@ -70,6 +114,22 @@ def paired_cloze(backpack_rows: list[dict], gpt_rows: list[dict], k: int) -> dic
     tail = sum(math.comb(n, i) for i in range(min(only_b, only_g) + 1)) / 2 ** n if n else 0.5
     p = min(1.0, 2 * tail)
     return {"only_backpack": only_b, "only_gpt": only_g, "p_value": p}
+
+
+def paired_cloze_table(ev: Evaluation) -> pd.DataFrame:
+    """`paired_cloze` at top-1 and top-3."""
+    return pd.DataFrame([{"k": k, **paired_cloze(ev.cloze["backpack"][1], ev.cloze["gpt"][1], k)} for k in (1, 3)])
+
+
+def cloze_examples(ev: Evaluation) -> pd.DataFrame:
+    """Per cloze case: the end of the passage, the masked word, the ending, and each model's best candidate and
+    the rank it gave the masked word (-1: not in its final beam)."""
+    examples = pd.DataFrame({"passage end": [c.context[-24:] for c in ev.cases], "word": [c.word for c in ev.cases],
+                             "ending": [c.ending for c in ev.cases]})
+    for name, (_, per_case) in ev.cloze.items():
+        examples[f"{name} best"] = [r["best"] for r in per_case]
+        examples[f"{name} rank"] = [r["rank"] for r in per_case]
+    return examples
 
 
 def verdict(table: pd.DataFrame) -> str:

@@ -1,0 +1,143 @@
+"""The Backpack chapter contract: the chapter config composed from a profile, the store keys of the trained pair,
+training and loading through the chapter's store, and the tables the notebooks write."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from hanzilm.data.vocab import CharVocab
+from hanzilm.errors import HanzilmError
+from hanzilm.papers.backpack import bias, experiment, tables
+from hanzilm.papers.backpack.backpack import Backpack
+from hanzilm.papers.backpack.cloze import ClozeCase, ClozeConfig
+from hanzilm.papers.backpack.common import SensesConfig
+from hanzilm.papers.backpack.data import SPECIALS, EncodedCorpus, encode_documents
+from hanzilm.papers.backpack.experiment import BackpackChapter, LMConfig
+from hanzilm.papers.backpack.gpt import GPT
+from hanzilm.store import Store, config_key
+from hanzilm.train import TrainConfig
+
+
+def test_profiles_compose_the_chapter_once():
+    smoke = experiment.configure("smoke")
+    assert (smoke.lm.n_layer, smoke.lm.n_embd, smoke.lm.train.steps, smoke.lm.train.lr) == (2, 32, 40, 3e-3)
+    assert smoke.cloze == ClozeConfig(max_cases=6)
+    assert smoke.senses == SensesConfig(frequent_chars=40, words_per_type=6, corpus_contexts=2, professions=6,
+                                        generate_chars=8, idioms=3)
+    assert smoke.store == Store.of("smoke")
+    cpu = experiment.configure("cpu")
+    assert (cpu.lm.n_layer, cpu.lm.n_embd, cpu.lm.train.steps) == (4, 128, 1500)
+    assert cpu.cloze == ClozeConfig() and cpu.senses == SensesConfig() and cpu.store == Store.of("cpu")
+    paper = experiment.configure("paper")
+    assert paper == BackpackChapter() and paper.lm.train == experiment.PAPER_TRAIN   # defaults: the paper's
+    assert BackpackChapter().store is None
+    with pytest.raises(HanzilmError, match="no model store"):
+        experiment.run_dir(BackpackChapter(), _corpus(), "gpt")
+
+
+def test_store_keys_of_the_pair_are_unchanged():
+    """The trained cpu models are found again only if LMConfig (name, fields) and the code version stay."""
+    pair = experiment.configure("cpu").lm.pair()
+    assert list(pair) == ["gpt", "backpack"] and [c.model for c in pair.values()] == ["gpt", "backpack"]
+    key = config_key(pair["backpack"], {"corpus.txt": "0" * 64}, experiment.CODE_VERSION)
+    assert key[:12] == "b2e5d9960c27"
+
+
+def test_the_vocabulary_cut_off_comes_from_the_chapter(monkeypatch):
+    seen = []
+    monkeypatch.setattr(experiment, "encoded_corpus", lambda split, min_freq: seen.append((split, min_freq)))
+    ch = BackpackChapter(lm=LMConfig(min_char_freq=3))
+    experiment.load_corpus(ch)
+    assert seen == [(ch.split, 3)]
+
+
+def _corpus() -> EncodedCorpus:
+    texts = ["天气很好，我们去沙滩。", "沙滩上有很多人。"] * 12
+    vocab = CharVocab.build(texts, specials=SPECIALS)
+    ids = encode_documents(texts, vocab)
+    return EncodedCorpus(vocab=vocab, splits={"train": ids, "dev": ids[:64], "test": ids[64:128]}, key="k" * 64,
+                         data={"corpus.txt": "0" * 64}, directory=Path("."))
+
+
+def _tiny(store: Store) -> BackpackChapter:
+    lm = LMConfig(n_layer=2, n_head=1, n_embd=8, n_senses=2, block_size=8, batch_size=2, dev_tokens=32,
+                  test_tokens=32, train=TrainConfig(steps=2, eval_every=2, checkpoint_every=2, log_every=1))
+    return BackpackChapter(lm=lm, store=store)
+
+
+def test_load_trained_never_trains_and_load_pair_trains_through_the_store(tmp_path, monkeypatch):
+    corpus = _corpus()
+    ch = _tiny(Store(tmp_path))
+    monkeypatch.setattr(experiment, "load_corpus", lambda c: corpus)
+    with pytest.raises(HanzilmError, match="backpack/table1"):
+        experiment.load_trained(ch, "backpack")
+    assert not any(tmp_path.iterdir())
+    threads = torch.get_num_threads()
+    try:
+        pair = experiment.load_pair(ch)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    assert pair.vocab is corpus.vocab and isinstance(pair.backpack, Backpack) and isinstance(pair.gpt, GPT)
+    assert {p.name for p in tmp_path.iterdir()} == {experiment.run_dir(ch, corpus, m).name for m in experiment.MODELS}
+    net, vocab = experiment.load_trained(ch, "backpack")
+    assert vocab is corpus.vocab
+    assert all(torch.equal(v, net.state_dict()[k]) for k, v in pair.backpack.state_dict().items())
+    training = tables.training(ch, corpus).set_index(["arch", "metric"])["ours"]
+    assert training["gpt", "steps"] == 2 and training["backpack", "train_tokens_m"] == 2 * 2 * 8 / 1e6
+
+
+def test_parameters_count_the_profile_pair_like_the_paper_models():
+    t = tables.parameters(BackpackChapter(), tables.PAPER_VOCAB, "paper").set_index(["model", "metric"])["ours"]
+    assert t["GPT2 (paper)", "params_m"] == t["GPT2-micro", "params_m"]        # the defaults are micro
+    assert t["Backpack (paper)", "params_m"] == t["Backpack-micro", "params_m"]
+    assert t["Backpack-micro", "transformer_blocks"] == 5 and t["GPT2-small", "transformer_blocks"] == 12
+
+
+def _evaluation(ranks: dict[str, list[int]], ppl: dict[str, float]) -> experiment.Evaluation:
+    cases = [ClozeCase(doc=i, context="前文" * 20, word="沙滩", ending="。") for i in range(len(ranks["gpt"]))]
+    cloze = {}
+    for name, rs in ranks.items():
+        rows = [{"doc": i, "word": "沙滩", "best": "沙滩" if r == 0 else "海边", "rank": r} for i, r in enumerate(rs)]
+        cloze[name] = ({"top1": np.mean([r == 0 for r in rs]), "top3": np.mean([0 <= r < 3 for r in rs]),
+                        "cases": len(rs)}, rows)
+    return experiment.Evaluation(cases=cases, perplexity={n: {"ppl": p, "tokens": 100} for n, p in ppl.items()},
+                                 cloze=cloze)
+
+
+def test_table1_long_form_paired_test_and_verdict():
+    ev = _evaluation({"gpt": [-1, -1, 1, 0, 5], "backpack": [0, 0, 0, 0, 2]}, {"gpt": 20.0, "backpack": 20.5})
+    t1 = tables.table1(BackpackChapter(), tables.PAPER_VOCAB, ev, "paper")
+    assert list(t1.columns) == ["model", "arch", "paper_model", "metric", "ours"]
+    assert t1.metric.tolist() == ["params_m", "test_ppl", "cloze_top1", "cloze_top3"] * 2
+    v = t1.set_index(["arch", "metric"])["ours"]
+    assert v["backpack", "cloze_top1"] == 0.8 and v["gpt", "cloze_top3"] == 0.4
+    text = tables.verdict(t1)
+    assert "Backpack 20.50, GPT-2 20.00" in text and "within the 5 %" in text
+    assert "Cloze top-1: Backpack 80.00%, GPT-2 20.00%: Backpack > GPT-2" in text
+    paired = tables.paired_cloze_table(ev).set_index("k")
+    assert paired.loc[1, "only_backpack"] == 3 and paired.loc[1, "only_gpt"] == 0
+    assert paired.loc[1, "p_value"] == pytest.approx(2 / 8)        # exact sign test: 2 * (1/2)^3
+    assert paired.loc[3, "only_backpack"] == 3 and paired.loc[3, "only_gpt"] == 0
+    examples = tables.cloze_examples(ev)
+    assert examples["backpack rank"].tolist() == [0, 0, 0, 0, 2] and examples["gpt best"].iloc[3] == "沙滩"
+
+
+def test_table5_lines_up_with_the_paper_rows():
+    words = [(w, c, bias.PAPER_CHARACTER) for c, w in bias.BIAS_WORDS] + [("护士", "护士", bias.ALL_CHARACTERS)]
+    wide = pd.DataFrame([{"word": w, "edit": scope, "characters": c, "corpus_count": 10,
+                          **{m: float(i + j) for j, m in enumerate(bias.METRICS)}}
+                         for i, (w, c, scope) in enumerate(words)])
+    wide.loc[4, "remove_sense"] = 0.5           # the one wider word: removing the sense lowers its ratio
+    long = bias.table5(wide, sense=3)
+    assert len(long) == 5 * len(words) and (long.sense == 3).all()
+    merged = long.merge(bias.paper_table5(), on=["word", "edit", "metric"], how="left")
+    assert merged.paper.notna().sum() == 4 * 5                      # every paper number has its row
+    assert merged[merged.edit == bias.ALL_CHARACTERS].paper.isna().all()
+    text = bias.table5_verdict(wide, sense=3)
+    assert "- 士兵: GPT-2 0.00, projected 1.00; Backpack 2.00, sense 3 halved 3.00, removed 4.00 (not lower" in text
+    assert "Wider list (1 words, sense 3 removed from every character): the bias ratio drops for 1" in text
+
