@@ -1,38 +1,75 @@
-"""The segmental-LM chapter's grid, cached evaluation and tables."""
+"""The segmental-LM chapter: its config at each profile, the grid, cached evaluation and tables."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import pickle
 
 import pandas as pd
 import pytest
 
 from hanzilm import paths
-from hanzilm.profiles import get_profile
-from hanzilm.papers.mslm import chapter, report
-from hanzilm.papers.mslm.chapter import SLMChapter, cells, evaluate_run, orderings, side_by_side, table2, unique_runs
-from hanzilm.papers.mslm.experiment import evaluate_corpus, load_data, slm_experiment, train_slm
+from hanzilm.errors import HanzilmError
+from hanzilm.data.manifest import load_manifest
+from hanzilm.papers.mslm import experiment, tables
+from hanzilm.papers.mslm.experiment import (MSLMChapter, SLMExperiment, cells, configure, evaluate_corpus,
+                                            evaluate_run, load_data, run_dir, slm_experiment, train_slm,
+                                            unique_runs)
+from hanzilm.store import Store
+
+
+def test_profiles_compose_the_chapter_once():
+    smoke, cpu = configure("smoke"), configure("cpu")
+    assert smoke.store.root == paths.results_dir("smoke") / "checkpoints"
+    assert smoke.pku.model.dim == smoke.ptb.model.dim == 32 and smoke.ptb.train.steps == 30
+    assert smoke.seeds["pku/mslm"] == (0, 1) and smoke.eval_sentences == 60
+    assert (cpu.pku.model.dim, cpu.ptb.model.dim) == (256, 128) and cpu.pku.batch_chars == 2048
+    assert (cpu.pku.model.max_seg_len, cpu.ptb.model.max_seg_len) == (5, 10) and cpu.f1_split == "test"
+    assert configure("paper") == MSLMChapter()                   # the defaults are the paper's
+    assert dataclasses.replace(cpu, store=None) == cpu            # the store is where, not what
+    sent = pickle.loads(pickle.dumps(cpu))                        # what train_all's spawned workers receive
+    assert sent == cpu and sent.store == cpu.store
+    with pytest.raises(ValueError, match="ptb template"):
+        MSLMChapter(ptb=SLMExperiment(corpus="pku"))
+
+
+def test_a_run_is_its_corpus_template_with_encoder_seed_and_rate():
+    cpu = configure("cpu")
+    rslm = slm_experiment(cpu, "pku", "rslm", seed=2)
+    assert rslm.model == dataclasses.replace(cpu.pku.model, encoder="rslm", encoder_dropout=0.0)
+    assert (rslm.train.seed, rslm.train.lr, rslm.train.warmup_steps) == (2, 1e-3, 50)   # 400 steps x 1/8
+    assert dataclasses.replace(rslm, model=cpu.pku.model, train=cpu.pku.train) == cpu.pku
+    ptb = slm_experiment(cpu, "ptb", "mslm")
+    assert ptb.model.encoder_dropout == 0.15 and ptb.train.warmup_steps == 0 and ptb.train.lr == 3e-3
+
+
+def test_run_keys_are_the_trained_ones(real_mirror):
+    """The cpu store's runs keep their directories (trained before the chapter config existed)."""
+    cpu = configure("cpu")
+    assert run_dir(cpu.store, slm_experiment(cpu, "pku", "rslm", seed=2)).name == "SLMExperiment-f253e68f7ea4"
+    assert run_dir(cpu.store, slm_experiment(cpu, "ptb", "mslm")).name == "SLMExperiment-0755f90b9b5e"
 
 
 def test_paper_grid_runs_each_selection_at_the_authors_rate():
-    ch = get_profile("paper").configure(SLMChapter())
-    grid = cells(ch, "paper")
+    ch = configure("paper")
+    grid = cells(ch)
     assert len(grid) == 2 * 3 * 5 * 2
     pku_rslm = {c.selection: c.exp for c in grid if (c.corpus, c.encoder, c.seed) == ("pku", "rslm", 2)}
     assert pku_rslm["unsupervised"].train.lr == 9e-4 and pku_rslm["lightly supervised"].train.lr == 6e-4
     # PTB MSLM's two selections share no rate either; only identical experiments are trained once
-    assert len(unique_runs(ch, "paper")) == len({c.exp for c in grid})
+    assert len(unique_runs(ch)) == len({c.exp for c in grid})
     assert {c.exp.model.max_seg_len for c in grid if c.corpus == "ptb"} == {10}
 
 
 def test_one_rate_per_model_reads_both_selections_off_one_run():
-    ch = SLMChapter(seeds={"*": (0,), "pku/mslm": (0, 1, 2)}, lr={"pku/mslm": 2e-3})
-    grid = cells(ch, "smoke")
+    ch = MSLMChapter(seeds={"*": (0,), "pku/mslm": (0, 1, 2)}, lr={"pku/mslm": 2e-3})
+    grid = cells(ch)
     mslm = [c for c in grid if (c.corpus, c.encoder) == ("pku", "mslm")]
     assert len(mslm) == 6 and {c.exp.train.seed for c in mslm} == {0, 1, 2}
     assert len({c.exp for c in mslm}) == 3 and all(c.exp.train.lr == 2e-3 for c in mslm)
     with pytest.raises(ValueError, match="f1_split"):
-        SLMChapter(f1_split="everything")
+        MSLMChapter(f1_split="everything")
 
 
 def _runs() -> pd.DataFrame:
@@ -52,7 +89,7 @@ def _runs() -> pd.DataFrame:
 
 
 def test_table2_aggregates_over_seeds_and_sits_beside_the_paper():
-    long = table2(_runs())
+    long = tables.table2(_runs())
     cell = long[(long.dataset == "PKU") & (long.selection == "unsupervised") & (long.model == "MSLM")]
     got = dict(zip(cell.metric, cell.ours))
     assert got["f1_median"] == 66 and got["f1_mean"] == pytest.approx(200 / 3)
@@ -60,75 +97,95 @@ def test_table2_aggregates_over_seeds_and_sits_beside_the_paper():
     assert got["n_seeds"] == 3 and got["bpc_median"] == pytest.approx(5.2)
     single = long[(long.model == "DMSLM") & (long.metric == "f1_sd")]
     assert single.ours.isna().all()                                   # no sd from one seed
-    paper = chapter.paper_table2()
+    paper = tables.paper_table2()
     merged = long.merge(paper, on=["dataset", "selection", "model", "metric"], how="left")
     assert merged[(merged.dataset == "PKU") & (merged.selection == "lightly supervised") & (merged.model == "MSLM")
                   & (merged.metric == "f1_median")].paper.item() == 72.6
     merged["diff"] = merged.ours - merged.paper
-    wide = side_by_side(merged)
+    wide = tables.side_by_side(merged)
     row = wide[(wide.dataset == "PKU") & (wide.selection == "unsupervised") & (wide.model == "MSLM")].iloc[0]
     assert row["paper F1 median"] == 64.1 and row["F1 mean ± sd"].startswith("66.7 ± ")
     assert row["seeds"] == 3
 
 
 def test_orderings_report_what_holds():
-    claims = orderings(_runs()).set_index("claim")
+    claims = tables.orderings(_runs()).set_index("claim")
     assert claims.holds.tolist() == [True, True, True]
     flipped = _runs()
     flipped.loc[(flipped.dataset == "PTB") & (flipped.model == "MSLM"), "bpc"] = 1.0
-    assert orderings(flipped).holds.tolist() == [True, True, False]
+    verdict = tables.verdict(tables.orderings(flipped))
+    assert verdict.count("(holds)") == 2 and verdict.endswith("RSLM 2.000 (does not hold)")
 
 
 def test_boundary_table_is_the_median_over_seeds():
-    b = report.boundary_table(_runs())
+    b = tables.boundary_table(_runs())
     r = b[(b.dataset == "PKU") & (b.selection == "unsupervised") & (b.model == "RSLM") & (b.metric == "boundary_recall")]
     assert r.ours.item() == 55
+    wide = tables.boundary_pivot(b)
+    assert list(wide.columns[3:]) == list(tables.BOUNDARY_METRICS) and len(wide) == 12
 
 
-def test_data_labels_name_the_stand_in():
-    assert chapter.data_label("PKU").startswith("stand-in: ") and "People's Daily" in chapter.data_label("PKU")
-    assert chapter.data_label("PTB") == "official"
+def test_rows_are_labelled_by_their_corpus_datasets():
+    """Every dataset value the tables write has its manifest datasets: PKU's rebuilt training text is a
+    stand-in, PTB is the SNLM release."""
+    assert set(tables.table2(_runs()).dataset) == set(tables.DATASETS)
+    manifest = load_manifest()
+    assert manifest.label(tables.DATASETS["PKU"]).startswith("stand-in: ")
+    assert manifest.label(tables.DATASETS["PTB"]) == "official"
 
 
 def test_the_papers_example_sentence_comes_first():
-    sents = report.example_sentences("ptb", n_test=2, max_chars=60)
-    assert report.PAPER_EXAMPLE in " ".join(sents[0])
+    sents = tables.example_sentences("ptb", n_test=2, max_chars=60)
+    assert tables.PAPER_EXAMPLE in " ".join(sents[0])
     assert len(sents) == 3 and all(sum(map(len, s)) <= 60 for s in sents[1:])
 
 
+def _smoke(tmp_path, **fields) -> MSLMChapter:
+    return dataclasses.replace(configure("smoke"), store=Store(tmp_path / "checkpoints"), **fields)
+
+
 def test_evaluate_run_reads_test_bpc_off_the_heldout_pass_and_caches(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
     monkeypatch.setenv("HANZILM_PROGRESS", "0")
-    ch = SLMChapter(seeds={"*": (0,)}, lr={"pku/rslm": 3e-3}, f1_split="heldout", eval_sentences=25)
-    exp = slm_experiment("pku", "rslm", profile="smoke", lr=3e-3)
-    out = evaluate_run(exp, ch, "smoke")
+    ch = _smoke(tmp_path, seeds={"*": (0,)}, lr={"pku/rslm": 3e-3}, f1_split="heldout", eval_sentences=25)
+    exp = slm_experiment(ch, "pku", "rslm")
+    out = evaluate_run(ch, exp)
     assert set(out) == {"unsupervised", "lightly supervised"}
     data = load_data("pku", exp.train_sentences)
-    model = train_slm(exp, profile="smoke").models["unsupervised"]
+    model = train_slm(ch.store, exp).models["unsupervised"]
     alone = evaluate_corpus(model, data, data.test[:25])
     both = evaluate_corpus(model, data, data.dev[:25] + data.test[:25])
     assert out["unsupervised"]["bpc"] == pytest.approx(alone.bpc, rel=1e-5)
     assert out["unsupervised"]["bpc_sentence_mean"] == pytest.approx(alone.metrics["bpc_sentence_mean"], rel=1e-5)
     assert out["unsupervised"]["word_f1"] == pytest.approx(both.metrics["word_f1"])
     assert not math.isnan(out["lightly supervised"]["selected_step"])
+    assert (run_dir(ch.store, exp) / "eval-heldout-25.json").is_file()
 
     def no_training(*a, **k):
         raise AssertionError("evaluate_run retrained a stored run")
-    monkeypatch.setattr(chapter, "train_slm", no_training)
-    assert evaluate_run(exp, ch, "smoke") == out
+    monkeypatch.setattr(experiment, "train_slm", no_training)
+    assert evaluate_run(ch, exp) == out
+
+
+def test_a_chapter_without_a_store_says_so():
+    ch = MSLMChapter()
+    with pytest.raises(HanzilmError, match="configure"):
+        evaluate_run(ch, slm_experiment(ch, "ptb", "rslm"))
 
 
 def test_word_lengths_and_context_ablation(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
     monkeypatch.setenv("HANZILM_PROGRESS", "0")
-    ch = SLMChapter(seeds={"*": (0,)}, lr={"pku/mslm": 3e-3, "pku/rslm": 3e-3, "pku/dmslm": 3e-3})
+    ch = _smoke(tmp_path, seeds={"*": (0,)}, lr={"pku/mslm": 3e-3, "pku/rslm": 3e-3, "pku/dmslm": 3e-3})
     sents = load_data("pku").dev[:12]
-    lengths = report.word_lengths(ch, "smoke", "pku", sents)
+    lengths = tables.word_lengths(ch, "pku", sents)
     assert list(lengths.columns) == ["gold", "RSLM", "MSLM", "DMSLM"]
     assert lengths["gold"].sum() == sum(map(len, sents))
     chars = sum(len("".join(s)) for s in sents)
     assert all(lengths[c].sum() * 5 >= chars for c in ("RSLM", "MSLM", "DMSLM"))   # words of <= 5 characters
-    ablation = report.context_ablation(ch, "smoke", "pku", sents)
+    long = tables.word_lengths_long(lengths, "PKU")
+    assert len(long) == 5 * 4 and long.ours.sum() == lengths.to_numpy().sum() and set(long.metric) == {"words"}
+    ablation = tables.context_ablation(ch, "pku", sents)
     assert (ablation.bpc != ablation.bpc_without_context).all()
-    again = report.context_ablation(ch, "smoke", "pku", sents)      # the encoder is back after an ablation
+    again = tables.context_ablation(ch, "pku", sents)      # the encoder is back after an ablation
     assert again.bpc.tolist() == ablation.bpc.tolist()
+    assert set(tables.context_ablation_long(ablation, "PKU").metric) == {
+        "bpc", "bpc_without_context", "word_f1", "word_f1_without_context"}

@@ -9,9 +9,8 @@ import pytest
 from hanzilm.data.readers import read_segmented
 from hanzilm.data.resolve import resolve
 from hanzilm.data.snlm import TAG_SYMBOLS, cws_normalise, display, load_snlm, to_symbols
-from hanzilm.profiles import get_profile
 from hanzilm.papers.mslm.data import CharBatches, eval_batches, pack
-from hanzilm.papers.mslm.experiment import SLMExperiment, paper_lr, slm_experiment
+from hanzilm.papers.mslm.experiment import configure, paper_lr, slm_experiment
 from hanzilm.papers.mslm.metrics import boundaries, boundary_counts, segmentation_metrics
 
 
@@ -49,14 +48,13 @@ def test_pack_and_eval_batches_cover_everything():
 
 def test_experiment_factory():
     assert paper_lr("pku", "mslm") == 2e-3 and paper_lr("ptb", "rslm", "light") == 7e-3
-    paper = slm_experiment("ptb", "rslm", profile="paper")
+    ch = configure("paper")
+    paper = slm_experiment(ch, "ptb", "rslm")
     assert paper.model.max_seg_len == 10 and paper.model.encoder_dropout == 0.0
     assert paper.train.warmup_steps == 0 and paper.train.steps == 8192 and paper.train.lr == 3e-3
-    pku = slm_experiment("pku", "mslm", profile="paper", seed=3)
+    pku = slm_experiment(ch, "pku", "mslm", seed=3)
     assert pku.model.max_seg_len == 5 and pku.train.warmup_steps == 1024 and pku.train.seed == 3
     assert pku.train.optimizer == "adam" and pku.train.grad_clip == 1.0 and pku.train.schedule == "linear"
-    for prof in ("smoke", "cpu"):
-        get_profile(prof).configure(SLMExperiment())   # the overrides name real fields
 
 
 def test_cws_normalisation_rules():

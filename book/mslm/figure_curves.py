@@ -28,16 +28,15 @@ import matplotlib.pyplot as plt
 
 from hanzilm.notebook import start
 from hanzilm.results import write_results
-from hanzilm.papers.mslm import chapter, report
-from hanzilm.papers.mslm.experiment import DATASETS
+from hanzilm.papers.mslm import experiment, tables
+from hanzilm.papers.mslm.experiment import configure
 
 prof, run = start(profile, seed)
-ch = prof.configure(chapter.SLMChapter())
-chapter.train_all(ch, prof)
-curves = report.learning_curves(ch, prof)
-curves["data"] = curves["dataset"].map(chapter.data_label)
-_ = write_results(curves, chapter="mslm", name="figure_curves", run=run,
-                  datasets=sorted({d for ds in DATASETS.values() for d in ds}), notes="dev metrics per evaluation")
+ch = configure(prof)
+experiment.train_all(ch)
+curves = tables.learning_curves(ch)
+_ = write_results(curves, chapter="mslm", name="figure_curves", run=run, datasets=tables.DATASETS, by="dataset",
+                  notes="dev metrics per evaluation")
 
 # %%
 labels = {"dev_bpc": "dev bits per character", "dev_f1": "dev word F1 (%)", "dev_mcc": "dev boundary MCC (%)"}
@@ -54,5 +53,4 @@ axes[0, 0].legend(frameon=False, fontsize=8)
 plt.tight_layout()
 
 # %%
-last = curves.sort_values("step").groupby(["dataset", "model", "seed", "metric"]).last().reset_index()
-last.pivot_table(index=["dataset", "model", "seed"], columns="metric", values="ours", sort=False)
+tables.last_evaluation(curves)

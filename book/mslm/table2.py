@@ -54,20 +54,17 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.papers.mslm import chapter
+from hanzilm.papers.mslm import experiment, tables
+from hanzilm.papers.mslm.experiment import configure
 from hanzilm.papers.mslm.model import ENCODERS
-from hanzilm.papers.mslm.experiment import DATASETS, slm_experiment
 
 prof, run = start(profile, seed)
-ch = prof.configure(chapter.SLMChapter())
-pd.DataFrame([{"corpus": c, "model": e, "seeds": len(ch.seeds_for(c, e)),
-               **chapter.config_summary(slm_experiment(c, e, profile=prof))}
-              for c in chapter.CORPORA for e in ENCODERS])
+ch = configure(prof)
+tables.config_summary(ch)
 
 # %% [markdown]
 # ## Training and evaluation
@@ -77,20 +74,17 @@ pd.DataFrame([{"corpus": c, "model": e, "seeds": len(ch.seeds_for(c, e)),
 # `results/<profile>/checkpoints/`, so re-running this notebook only reads them.
 
 # %%
-runs = chapter.evaluate_all(ch, prof)
-runs["data"] = runs["dataset"].map(chapter.data_label)
+runs = experiment.evaluate_all(ch)
 runs[["dataset", "selection", "model", "seed", "lr", "selected_step", "word_f1", "boundary_mcc", "bpc"]]
 
 # %% [markdown]
 # ## Table 2, ours beside the paper's
 
 # %%
-ours = chapter.table2(runs.drop(columns="data"))
-ours["data"] = ours["dataset"].map(chapter.data_label)
-table = write_results(ours, chapter="mslm", name="table2", run=run,
-                      datasets=sorted({d for ds in DATASETS.values() for d in ds}), paper=chapter.paper_table2(),
+table = write_results(tables.table2(runs), chapter="mslm", name="table2", run=run, datasets=tables.DATASETS,
+                      by="dataset", paper=tables.paper_table2(),
                       notes=f"profile {prof.name}: {ch.f1_split} word F1, test bpc; seeds per cell as shown")
-chapter.side_by_side(table)
+tables.side_by_side(table)
 
 # %% [markdown]
 # The full long table (every metric with its difference from the paper and the paper's source) is
@@ -104,7 +98,7 @@ show(table[table.metric == "f1_median"][["dataset", "selection", "model", "ours"
 # ## The paper's orderings on our numbers
 
 # %%
-claims = chapter.orderings(runs)
+claims = tables.orderings(runs)
 claims
 
 # %%
@@ -122,8 +116,7 @@ axes[1].legend(frameon=False, fontsize=8)
 plt.tight_layout()
 
 # %%
-held = "; ".join(f"{r.claim}: {r.ours} ({'holds' if r.holds else 'does not hold'})" for r in claims.itertuples())
-display(Markdown(f"**On our runs:** {held}."))
+display(Markdown(f"**On our runs:** {tables.verdict(claims)}."))
 
 # %% [markdown]
 # ## Reading the result
@@ -155,7 +148,7 @@ display(Markdown(f"**On our runs:** {held}."))
 # The PKU RSLM is where this scale shows most: at the same test bpc as our MSLMs it segments far worse, an
 # exaggerated form of the paper's finding. The authors' RSLM needs far longer too: their released log
 # (`Output/ExperimentsA/pku/pku_rslm_lr1e-3_s13.csv`) has dev boundary MCC 0.51 after 4 M characters and 0.56
-# after 6 M, where their MSLM had 0.71 and 0.74. Longer PKU training (`train.steps` under `mslm/pku` in
+# after 6 M, where their MSLM had 0.71 and 0.74. Longer PKU training (`pku.train.steps` under `mslm` in
 # `lib/hanzilm/profiles.py`) is the knob for the RSLM cells; it costs roughly a minute per 50 steps per run.
 
 # %%

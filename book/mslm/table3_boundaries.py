@@ -33,21 +33,17 @@ from IPython.display import Markdown, display
 
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
-from hanzilm.papers.mslm import chapter, report
-from hanzilm.papers.mslm.experiment import DATASETS, load_data
+from hanzilm.papers.mslm import experiment, tables
+from hanzilm.papers.mslm.experiment import configure, load_data
 
 prof, run = start(profile, seed)
-ch = prof.configure(chapter.SLMChapter())
-runs = chapter.evaluate_all(ch, prof)
+ch = configure(prof)
+runs = experiment.evaluate_all(ch)
 
 # %%
-long = report.boundary_table(runs)
-long["data"] = long["dataset"].map(chapter.data_label)
-table = write_results(long, chapter="mslm", name="table3_boundaries", run=run,
-                      datasets=sorted({d for ds in DATASETS.values() for d in ds}),
-                      notes=f"median over seeds; {ch.f1_split} sentences")
-show(table.pivot_table(index=["dataset", "selection", "model"], columns="metric", values="ours", sort=False)
-     [list(report.BOUNDARY_METRICS)].reset_index())
+table = write_results(tables.boundary_table(runs), chapter="mslm", name="table3_boundaries", run=run,
+                      datasets=tables.DATASETS, by="dataset", notes=f"median over seeds; {ch.f1_split} sentences")
+show(tables.boundary_pivot(table))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharex=True, sharey=True)
@@ -73,15 +69,13 @@ plt.tight_layout()
 
 # %%
 test_sents = load_data("pku").test[:ch.eval_sentences or 300]
-lengths = report.word_lengths(ch, prof, "pku", test_sents)
-ablation = report.context_ablation(ch, prof, "pku", load_data("pku").dev[:ch.eval_sentences or 100])
-lengths_long = lengths.reset_index().melt(id_vars="word length", var_name="segmentation", value_name="ours")
-lengths_long = lengths_long.assign(dataset="PKU", metric="words", data=chapter.data_label("PKU"))
-_ = write_results(lengths_long, chapter="mslm", name="pku_word_lengths", run=run, datasets=DATASETS["pku"],
+lengths = tables.word_lengths(ch, "pku", test_sents)
+ablation = tables.context_ablation(ch, "pku", load_data("pku").dev[:ch.eval_sentences or 100])
+_ = write_results(tables.word_lengths_long(lengths, "PKU"), chapter="mslm", name="pku_word_lengths", run=run,
+                  datasets=tables.DATASETS["PKU"],
                   notes="lightly supervised selection, first seed; lengths above 5 counted as 5")
-ablation_long = ablation.melt(id_vars="model", var_name="metric", value_name="ours").assign(
-    dataset="PKU", data=chapter.data_label("PKU"))
-_ = write_results(ablation_long, chapter="mslm", name="pku_context_ablation", run=run, datasets=DATASETS["pku"],
+_ = write_results(tables.context_ablation_long(ablation, "PKU"), chapter="mslm", name="pku_context_ablation",
+                  run=run, datasets=tables.DATASETS["PKU"],
                   notes="unsupervised selection, first seed; dev sentences; encoder output zeroed")
 display(lengths)
 ablation

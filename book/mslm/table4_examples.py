@@ -30,17 +30,17 @@ from IPython.display import display
 
 from hanzilm.notebook import start
 from hanzilm.results import write_results
-from hanzilm.papers.mslm import chapter, report
+from hanzilm.papers.mslm import experiment, tables
+from hanzilm.papers.mslm.experiment import configure
 
 prof, run = start(profile, seed)
-ch = prof.configure(chapter.SLMChapter())
-chapter.train_all(ch, prof)
-sentences = report.example_sentences("ptb")
-examples = report.segment_examples(ch, prof, "ptb", sentences)
+ch = configure(prof)
+experiment.train_all(ch)
+sentences = tables.example_sentences("ptb")
+examples = tables.segment_examples(ch, "ptb", sentences)
 with pd.option_context("display.max_colwidth", None):
     display(examples.set_index(["sentence", "segmentation"]))
 
 # %%
-long = examples.assign(dataset="PTB", data="official", metric="words", ours=examples["words"]).drop(columns="words")
-_ = write_results(long, chapter="mslm", name="table4_examples", run=run, datasets=["snlm_ptb"],
-                  notes="unsupervised selection, first seed of each model")
+_ = write_results(tables.segment_examples_long(examples, "PTB"), chapter="mslm", name="table4_examples", run=run,
+                  datasets=tables.DATASETS["PTB"], notes="unsupervised selection, first seed of each model")
