@@ -38,10 +38,6 @@ class EncodedCorpus:
     directory: Path
 
     @property
-    def doc_id(self) -> int:
-        return self.vocab.stoi[DOC]
-
-    @property
     def unk_id(self) -> int:
         return self.vocab.unk_id
 
