@@ -203,6 +203,14 @@ class Store:
         return run_dir
 
 
+def required(store: Store | None) -> Store:
+    """`store`, or an error saying how a chapter config gets one: chapters are composed by their
+    `configure(profile)`, which sets the profile's store."""
+    if store is None:
+        raise HanzilmError("no model store: compose the chapter config with its configure(profile)")
+    return store
+
+
 def _begin(run_dir: Path, info: dict[str, Any]) -> None:
     _check_same_run(run_dir, info)
     atomic_write_text(run_dir / "run.json", json.dumps(info, indent=1, ensure_ascii=False))

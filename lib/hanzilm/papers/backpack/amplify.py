@@ -107,10 +107,10 @@ def table6_verdict(table: pd.DataFrame, targets: Sequence[str]) -> str:
     sand, sea = ("撒", "粒"), ("海", "晒")
     amplified = table[table.multipliers != "1,1"]
     agree = sum(np.sign(np.log(row.ours)) == np.sign(np.log(row.paper)) for row in amplified.itertuples())
-    lines = [f"- 沙 x4: " + ", ".join(f"p({t}) x{r['4,1', t]:.2f}" for t in sand + sea) +
+    lines = ["- 沙 x4: " + ", ".join(f"p({t}) x{r['4,1', t]:.2f}" for t in sand + sea) +
              f" (paper: 撒 2.13, 粒 1.74, 海 0.62, 晒 0.61). Sand characters gain relative to sea characters: "
              f"{'yes' if min(r['4,1', t] for t in sand) > max(r['4,1', t] for t in sea) else 'no'}.",
-             f"- 滩 x4: " + ", ".join(f"p({t}) x{r['1,4', t]:.2f}" for t in sand + sea) +
+             "- 滩 x4: " + ", ".join(f"p({t}) x{r['1,4', t]:.2f}" for t in sand + sea) +
              f" (paper: 0.54, 0.55, 1.24, 1.48). Sea characters gain relative to sand characters: "
              f"{'yes' if min(r['1,4', t] for t in sea) > max(r['1,4', t] for t in sand) else 'no'}.",
              f"- Direction agreement with the paper over all nine characters and both multipliers: "

@@ -22,7 +22,7 @@ from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...data.vocab import CharVocab
 from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
-from ...store import Store, is_complete, load_history, load_model, load_summary
+from ...store import Store, is_complete, load_history, load_model, load_summary, required
 from ...train import TrainConfig, best_name, train
 from .backpack import Backpack, BackpackConfig, backpack_param_count
 from .cloze import ClozeCase, ClozeConfig, build_cloze, evaluate_cloze
@@ -93,11 +93,6 @@ def configure(profile: str | Profile) -> BackpackChapter:
     return get_profile(profile).configure(BackpackChapter())
 
 
-def _store(ch: BackpackChapter) -> Store:
-    if ch.store is None:
-        raise HanzilmError("this BackpackChapter has no model store; compose it with configure(profile)")
-    return ch.store
-
 
 def gpt_config(cfg: LMConfig, vocab_size: int) -> GPTConfig:
     return GPTConfig(vocab_size=vocab_size, block_size=cfg.block_size, n_layer=cfg.n_layer, n_head=cfg.n_head,
@@ -147,7 +142,7 @@ def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch
     """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
     complete run."""
     cfg = ch.lm.pair()[model]
-    return _store(ch).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
+    return required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
                                     evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus),
                                     code_version=CODE_VERSION)
 
@@ -158,7 +153,7 @@ def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn
 
 
 def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
-    return _store(ch).run_dir(ch.lm.pair()[model], data=store_data(corpus), code_version=CODE_VERSION)
+    return required(ch.store).run_dir(ch.lm.pair()[model], data=store_data(corpus), code_version=CODE_VERSION)
 
 
 def summary(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict:

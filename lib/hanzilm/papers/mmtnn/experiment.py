@@ -29,7 +29,7 @@ from ...errors import HanzilmError
 from ...eval.sighan import Counts, score
 from ...io import atomic_path
 from ...profiles import Profile, get_profile
-from ...store import Store, load_history, load_summary
+from ...store import Store, load_history, load_summary, required
 from ...train import TrainConfig
 from .crf import CRFSegmenter, CRFSpec, train_crf
 from .encoding import Encoder
@@ -107,11 +107,6 @@ def configure(profile: str | Profile) -> MMTNNChapter:
     return get_profile(profile).configure(MMTNNChapter())
 
 
-def _store(ch: MMTNNChapter) -> Store:
-    if ch.store is None:
-        raise HanzilmError("MMTNNChapter has no store: compose it with configure(profile)")
-    return ch.store
-
 
 # ---- data ----
 
@@ -147,7 +142,7 @@ def train_config(cfg: SegmentationConfig, n_train: int) -> TrainConfig:
 
 
 def run_dir(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
-    return _store(ch).run_dir(cfg, data=_data_key(ch, cfg), code_version=CODE_VERSION)
+    return required(ch.store).run_dir(cfg, data=_data_key(ch, cfg), code_version=CODE_VERSION)
 
 
 # ---- neural models ----
@@ -218,13 +213,13 @@ def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
                             bigram_min_freq=cfg.bigram_min_freq)
 
     def build() -> WindowTagger:
-        vectors = char_vectors(ch.word2vec, _store(ch)) if cfg.pretrained else None
+        vectors = char_vectors(ch.word2vec, required(ch.store)) if cfg.pretrained else None
         return build_model(cfg, encoder, vectors)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:
-        model = _store(ch).train_or_load(
+        model = required(ch.store).train_or_load(
             cfg, build=build, batches=_batches(cfg, encoder, train),
             evaluate=lambda m: dev_metrics(Segmenter(m, encoder), dev), data=_data_key(ch, cfg),
             code_version=CODE_VERSION, train_config=train_config(cfg, len(train)), device="cpu")
@@ -265,7 +260,7 @@ def train_crf_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> CRFSegment
             train_crf(train, CRFSpec(c2=cfg.crf_c2, max_iterations=cfg.crf_max_iterations), tmp)
         return {"best_metrics": dev_metrics(CRFSegmenter(directory / "crf.crfsuite"), dev)}
 
-    directory = _store(ch).make_or_load(cfg, make, data=_data_key(ch, cfg), code_version=CODE_VERSION)
+    directory = required(ch.store).make_or_load(cfg, make, data=_data_key(ch, cfg), code_version=CODE_VERSION)
     return CRFSegmenter(directory / "crf.crfsuite")
 
 

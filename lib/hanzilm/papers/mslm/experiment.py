@@ -36,12 +36,11 @@ import torch
 from ...data.resolve import checksums
 from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
-from ...errors import HanzilmError
 from ...io import atomic_write_text
 from ...profiles import Profile, get_profile
 from ...progress import progress
 from ...results import TARGETS
-from ...store import Store, load_history, load_summary
+from ...store import Store, load_history, load_summary, required
 from ...train import TrainConfig
 from ...word2vec import word2vec_vectors
 from .data import CharBatches, build_vocab, eval_batches
@@ -170,13 +169,8 @@ def load_data(corpus: str, train_sentences: int | None = None) -> SLMData:
 
 def run_dir(store: Store, exp: SLMExperiment) -> Path:
     """Where the run `exp` is (or will be) stored: keyed by the experiment and its data's checksums."""
-    return _checked(store).run_dir(exp, data=load_data(exp.corpus, exp.train_sentences).checksums)
+    return required(store).run_dir(exp, data=load_data(exp.corpus, exp.train_sentences).checksums)
 
-
-def _checked(store: Store | None) -> Store:
-    if store is None:
-        raise HanzilmError("no model store: make the chapter with configure(profile)")
-    return store
 
 
 # ---- word2vec initialisation -----------------------------------------------------------------------------
@@ -282,7 +276,7 @@ def train_slm(store: Store, exp: SLMExperiment) -> SLMRun:
     kw = dict(build=lambda: build_model(store, exp, data), batches=CharBatches(rows, exp.batch_chars,
               seed=exp.train.seed), evaluate=dev_evaluator(exp, data), data=data.checksums,
               keep_best=[("dev_mcc", "max")])
-    models = {name: _checked(store).train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
+    models = {name: required(store).train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
     where = run_dir(store, exp)
     return SLMRun(exp, data, models, load_history(where), load_summary(where))
 
