@@ -108,9 +108,8 @@ display(Markdown(bias.table5_verdict(wide, sense)))
 # and the chosen sense is fixed by the pronouns alone, so whether it carries gender for 兵 or 警 is a test, not a
 # given: the diagnostic table shows how much each sense of the edited characters pushes 他 over 她.
 #
-# **On the `cpu` run the finding reproduces in direction only.** The criterion picks sense 3. Removing it from 兵
-# lowers the ratio of 士兵 from 2.24 to 2.17 and from 警 lowers 警察 from 4.88 to 4.85 (paper: 58.1 -> 21.3 and
-# 23.6 -> 9.5), i.e. by 3 % and 0.5 % instead of about 60 %; over the wider list the ratio drops for every word,
-# median 4.47 -> 4.11 with the sense removed from all characters. Our models are barely biased to begin with on
-# the paper's words (士兵: Backpack 2.2, GPT-2 3.2, against the paper's 58 and 70), and the nullspace projection
-# *raises* GPT-2's ratio for all four (e.g. 士兵 3.16 -> 3.42).
+# **On the `cpu` run the finding reproduces in direction only.** Removing the chosen sense from 兵 and from 警
+# lowers the ratios of 士兵 and 警察 by a few percent instead of about 60 % (the computed lines above give the
+# numbers; paper: 58.1 -> 21.3 and 23.6 -> 9.5), and raises it for 教师; over the wider list the ratio drops for
+# every word. Our models are barely biased to begin with on the paper's words (ratios of 2-5 against the paper's
+# 58 and 70 for 士兵), and the nullspace projection *raises* GPT-2's ratio for all four.

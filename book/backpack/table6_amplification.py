@@ -116,7 +116,7 @@ continuations.drop(columns="metric")
 # laws and reviews continues 沙滩 in its own way, and the question is only whether the amplified character's
 # meaning shows in what follows.
 #
-# **On the `cpu` run this finding does not reproduce.** Amplifying 沙 four times *lowers* p(粒) (x0.49) and leaves
-# p(撒) about unchanged (x0.98), while p(海) and p(晒) drop as in the paper (x0.71, x0.58); amplifying 滩 raises
-# p(粒) (x2.07) as well as p(海) and p(晒) (x1.34, x1.66). Only the sea side of the paper's pattern holds, and 粒
+# **On the `cpu` run this finding does not reproduce.** Amplifying 沙 four times *lowers* p(粒) by half and leaves
+# p(撒) about unchanged, while p(海) and p(晒) drop as in the paper; amplifying 滩 raises p(粒) as well as p(海)
+# and p(晒) (the computed lines above give the ratios). Only the sea side of the paper's pattern holds, and 粒
 # moves the wrong way under both multipliers. The prompts were fixed before this result was seen and not changed.
