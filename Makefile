@@ -39,8 +39,9 @@ test: install
 book: install
 	$(BIN)/jupyter-book build book -W -n --keep-going
 
+# root (most containers): JupyterLab refuses to start without --allow-root
 lab: install
-	$(BIN)/jupyter lab book
+	$(BIN)/jupyter lab book $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean-book:
 	rm -rf book/_build
