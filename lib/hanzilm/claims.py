@@ -1,0 +1,292 @@
+"""The papers' claims as data, and one verdict per claim on a run's results.
+
+`targets/claims.csv` holds every finding of the three papers a reader comes to check, one row each: where the
+paper makes it, the claim in the paper's words, and how it is checked on `results/<profile>/`:
+
+- `quantity`: an expression over *references* to result rows, written `{chapter/table:metric[key=value; ...]}`
+  (each reference must select exactly one row of that results table), with `+ - * /`, `min`, `max`, `abs`.
+- `expect`: the direction the paper states, e.g. `> 0` (a gain), `< 1` (a ratio below one); empty for a
+  claim about a value alone.
+- `paper_value`: the paper's value of the quantity; when empty, the same expression over the paper values that
+  the results tables carry beside ours.
+- `tol`: how close to the paper's value counts as *reproduced* (absolute, or `N%` of the paper's value).
+- `noise`: the run-to-run spread of the quantity (a number, or an expression over references such as a seed
+  standard deviation), with `noise_source` saying where it was measured.
+- `untested`: why a claim cannot be tested at all (e.g. the data could not be obtained).
+
+Verdicts: **reproduced** (within `tol` of the paper's value, in the stated direction), **holds** (the direction
+or ordering only), **fails**, **not tested** (with the reason). An effect within its noise does not hold; the
+same numbers used as evidence by two claims count once; a comparison whose two sides are the same number
+(two selections that picked the same checkpoints) tests nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import math
+import operator
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import HanzilmError
+from .results import TARGETS, read_results
+
+CLAIMS = TARGETS / "claims.csv"
+VERDICTS = ("reproduced", "holds", "fails", "not tested")
+PAPERS = {"backpack": "Sun & Hewitt 2023 (Backpack)", "mslm": "Downey et al. 2021 (MSLM)",
+          "mmtnn": "Pei, Ge & Chang 2014 (MMTNN)"}
+FIELDS = ("id", "paper", "table", "claim", "quantity", "expect", "paper_value", "tol", "noise", "noise_source",
+          "untested", "note")
+
+_REF = re.compile(r"\{([^{}]+)\}")
+_EXPECT = re.compile(r"^\s*(>=|<=|>|<)\s*(-?[0-9.]+)\s*$")
+_COMPARE = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+
+
+@dataclass(frozen=True)
+class Ref:
+    table: str
+    metric: str
+    where: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def parse(cls, text: str, at: str) -> "Ref":
+        m = re.fullmatch(r"\s*([\w-]+/[\w-]+):([^\[\]]+?)\s*(?:\[(.*)\])?\s*", text)
+        if not m:
+            raise HanzilmError(f"{at}: reference {{{text}}} is not chapter/table:metric[key=value; ...]")
+        where = []
+        # a value may itself hold "; " (a model named "NN (Zheng-style; transition scores)"): split only before key=
+        for part in filter(None, (p.strip() for p in re.split(r";(?=[^;=\]]+=)", m.group(3) or ""))):
+            key, eq, value = part.partition("=")
+            if not eq:
+                raise HanzilmError(f"{at}: reference {{{text}}}: {part!r} is not key=value")
+            where.append((key.strip(), value.strip()))
+        return cls(m.group(1), m.group(2).strip(), tuple(where))
+
+    @property
+    def label(self) -> str:
+        return " · ".join([v for _, v in self.where] + [self.metric])
+
+    def row(self, tables: dict[str, pd.DataFrame], at: str) -> pd.Series | None:
+        """The one row this reference names, or None when the run did not compute it."""
+        df = tables.get(self.table)
+        if df is None:
+            return None
+        mask = df["metric"].astype(str) == self.metric
+        for key, value in self.where:
+            if key not in df:
+                raise HanzilmError(f"{at}: {self.table} has no column {key!r} (columns: {list(df.columns)})")
+            mask &= df[key].astype(str) == value
+        rows = df[mask]
+        if len(rows) > 1:
+            raise HanzilmError(f"{at}: {{{self}}} matches {len(rows)} rows of {self.table}; name more keys")
+        return None if rows.empty else rows.iloc[0]
+
+    def __str__(self) -> str:
+        keys = "; ".join(f"{k}={v}" for k, v in self.where)
+        return f"{self.table}:{self.metric}" + (f"[{keys}]" if keys else "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    table: str
+    claim: str
+    quantity: str
+    expect: str = ""
+    paper_value: str = ""
+    tol: str = ""
+    noise: str = ""
+    noise_source: str = ""
+    untested: str = ""
+    note: str = ""
+
+    def refs(self) -> list[Ref]:
+        return [Ref.parse(t, f"claim {self.id}") for t in _REF.findall(self.quantity)]
+
+    def noise_refs(self) -> list[Ref]:
+        return [Ref.parse(t, f"claim {self.id} (noise)") for t in _REF.findall(self.noise)]
+
+
+def load_claims(path: Path = CLAIMS) -> list[Claim]:
+    """The registry, checked: known papers, unique ids, parseable quantities and directions."""
+    if not path.is_file():
+        raise HanzilmError(f"{path}: no claims registry")
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != FIELDS:
+            raise HanzilmError(f"{path}: header must be {','.join(FIELDS)}; got {reader.fieldnames}")
+        claims, seen = [], set()
+        for line, row in enumerate(reader, start=2):
+            at = f"{path}:{line}"
+            if None in row or any(v is None for v in row.values()):
+                raise HanzilmError(f"{at}: expected {len(FIELDS)} fields")
+            c = Claim(**{k: (v or "").strip() for k, v in row.items()})
+            if c.paper not in PAPERS:
+                raise HanzilmError(f"{at}: unknown paper {c.paper!r} (one of {sorted(PAPERS)})")
+            if c.id in seen:
+                raise HanzilmError(f"{at}: duplicate claim id {c.id!r}")
+            seen.add(c.id)
+            if not c.quantity and not c.untested:
+                raise HanzilmError(f"{at}: claim {c.id} has neither a quantity nor a reason it is untested")
+            if c.expect and not _EXPECT.match(c.expect):
+                raise HanzilmError(f"{at}: expect {c.expect!r} is not like '> 0'")
+            if c.quantity:
+                try:
+                    c.refs(), _compile(c.quantity)
+                    if c.noise:
+                        c.noise_refs(), _compile(c.noise)
+                except HanzilmError as e:
+                    raise HanzilmError(f"{at}: {e}") from None
+            claims.append(c)
+    return claims
+
+
+def evaluate(profile: str, claims: list[Claim] | None = None,
+             tables: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """One row per claim: its verdict on `results/<profile>/`, ours and the paper's value, and why."""
+    claims = load_claims() if claims is None else claims
+    tables = read_results(profile) if tables is None else tables
+    rows, evidence_of = [], {}
+    for c in claims:
+        r = _judge(c, tables, profile)
+        key = r.pop("_evidence")
+        if key is not None and r["verdict"] != "not tested":
+            values, rows_used = key
+            first = evidence_of.setdefault(values, (c.id, rows_used))
+            if first[1] != rows_used:  # other rows holding the very same numbers: copies, not new evidence
+                r.update(verdict="not tested", why=f"the same numbers as claim {first[0]} (copied rows), counted there")
+        rows.append({"id": c.id, "paper": c.paper, "table": c.table, "claim": c.claim, **r, "note": c.note})
+    return pd.DataFrame(rows, columns=["id", "paper", "table", "claim", "verdict", "ours", "paper_value", "tol",
+                                       "spread", "evidence", "why", "note"])
+
+
+def counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Verdict counts per paper (rows in PAPERS order, columns in VERDICTS order)."""
+    t = pd.crosstab(verdicts["paper"], verdicts["verdict"]).reindex(index=list(PAPERS), columns=list(VERDICTS))
+    t = t.fillna(0).astype(int)
+    t["claims"] = t.sum(axis=1)
+    t.index = [PAPERS[p] for p in t.index]
+    return t
+
+
+def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
+    out = {"ours": math.nan, "paper_value": math.nan, "tol": c.tol, "spread": math.nan, "evidence": "",
+           "why": "", "_evidence": None}
+    if c.untested:
+        return {**out, "verdict": "not tested", "why": c.untested}
+    at = f"claim {c.id}"
+    refs = c.refs()
+    rows = [ref.row(tables, at) for ref in refs]
+    missing = [str(ref) for ref, row in zip(refs, rows) if row is None or pd.isna(row["ours"])]
+    if missing:
+        return {**out, "verdict": "not tested", "why": f"not computed at profile {profile}: {', '.join(missing)}"}
+    ours = [float(row["ours"]) for row in rows]
+    papers = [float(row["paper"]) if "paper" in row and pd.notna(row["paper"]) else math.nan for row in rows]
+    q = _compute(c.quantity, ours)
+    pq = float(c.paper_value) if c.paper_value else _compute(c.quantity, papers)
+    # whole numbers (counts, ranks) can agree by chance; two equal fractional values are one number copied
+    copied = frozenset(v for v in ours if not v.is_integer())
+    out.update(ours=q, paper_value=pq, _evidence=(copied, frozenset(map(str, refs))) if copied else None,
+               evidence="; ".join(f"{ref.label} {_fmt(o)}" + (f" (paper {_fmt(p)})" if not math.isnan(p) else "")
+                                  for ref, o, p in zip(refs, ours, papers)))
+    same = [(i, j) for i in range(len(refs)) for j in range(i + 1, len(refs))
+            if refs[i] != refs[j] and ours[i] == ours[j] and not ours[i].is_integer()]
+    if same:
+        i, j = same[0]
+        return {**out, "verdict": "not tested", "_evidence": None,
+                "why": f"both sides are the same number ({refs[i].label} = {refs[j].label} = {_fmt(ours[i])}): "
+                       "the evidence cannot tell them apart"}
+    spread = _spread(c, tables, at)
+    out["spread"] = spread
+    direction = None
+    if c.expect:
+        op, threshold = _EXPECT.match(c.expect).groups()
+        direction = _COMPARE[op](q, float(threshold))
+        if not math.isnan(spread) and abs(q - float(threshold)) <= spread:
+            return {**out, "verdict": "fails",
+                    "why": f"within noise: the effect {_fmt(q - float(threshold))} is no larger than the run-to-run "
+                           f"spread {_fmt(spread)} ({c.noise_source or 'see noise'})"}
+    within = _within(q, pq, c.tol)
+    if within and direction is not False:
+        why = f"equals the paper's {_fmt(pq)}" if float(c.tol.rstrip("%")) == 0 else f"within {c.tol} of the paper's {_fmt(pq)}"
+        return {**out, "verdict": "reproduced", "why": why}
+    if direction:
+        why = f"{c.expect.strip()} as the paper states" + (
+            f"; the paper's value {_fmt(pq)} is not within {c.tol}" if c.tol and not math.isnan(pq) else "") + (
+            "; one run, its spread not measured" if not c.noise else "")
+        return {**out, "verdict": "holds", "why": why}
+    if direction is False:
+        return {**out, "verdict": "fails", "why": f"ours is {_fmt(q)}, not {c.expect.strip()}"}
+    if math.isnan(pq):
+        return {**out, "verdict": "not tested", "why": "the paper's value was not recovered"}
+    return {**out, "verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}"}
+
+
+def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:
+    if not c.noise:
+        return math.nan
+    rows = [ref.row(tables, at) for ref in c.noise_refs()]
+    if any(row is None or pd.isna(row["ours"]) for row in rows):
+        return math.nan
+    return abs(_compute(c.noise, [float(row["ours"]) for row in rows]))
+
+
+def _within(q: float, pq: float, tol: str) -> bool:
+    if not tol or math.isnan(pq):
+        return False
+    bound = float(tol[:-1]) / 100 * abs(pq) if tol.endswith("%") else float(tol)
+    return abs(q - pq) <= bound
+
+
+def _compute(expression: str, values: list[float]) -> float:
+    return _eval(_compile(expression), values)
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_FUNCS = {"min": min, "max": max, "abs": abs, "sqrt": math.sqrt}
+
+
+def _compile(expression: str) -> ast.expr:
+    """Parse a quantity with each {reference} replaced by a placeholder; only arithmetic is allowed."""
+    n = iter(range(10_000))
+    text = _REF.sub(lambda _: f"_r{next(n)}", expression)
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError as e:
+        raise HanzilmError(f"quantity {expression!r} is not an expression: {e.msg}") from None
+    for node in ast.walk(tree):
+        ok = isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load, ast.USub,
+                               *_OPS)) and not (isinstance(node, ast.Name) and not
+                                                (node.id.startswith("_r") or node.id in _FUNCS))
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS):
+            ok = False
+        if not ok:
+            raise HanzilmError(f"quantity {expression!r}: {ast.unparse(node)!r} is not allowed")
+    return tree
+
+
+def _eval(node: ast.expr, values: list[float]) -> float:
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return values[int(node.id[2:])]
+    if isinstance(node, ast.UnaryOp):
+        return -_eval(node.operand, values)
+    if isinstance(node, ast.Call):
+        return float(_FUNCS[node.func.id](*(_eval(a, values) for a in node.args)))
+    left, right = _eval(node.left, values), _eval(node.right, values)
+    if isinstance(node.op, ast.Div) and right == 0:
+        return math.nan
+    return _OPS[type(node.op)](left, right)
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"

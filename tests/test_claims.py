@@ -1,0 +1,131 @@
+"""The claims registry and its verdicts (hanzilm.claims)."""
+
+import re
+
+import pandas as pd
+import pytest
+
+from hanzilm import claims as C
+from hanzilm.errors import HanzilmError
+from hanzilm.results import read_results
+
+# Every table of the three papers (their data tables included) and the Backpack's Appendix B.
+PAPER_TABLES = {"backpack": {*map(str, range(1, 12)), "Appendix B"}, "mslm": {"1", "2", "3", "4"},
+                "mmtnn": {"1", "2", "3", "4", "5", "6"}}
+
+
+def _tables_named(label: str) -> set[str]:
+    found = set(re.findall(r"\d+", label.split("/")[0])) if "Table" in label else set()
+    return found | ({"Appendix B"} if "Appendix B" in label else set())
+
+
+def test_registry_covers_every_table_of_the_papers():
+    covered = {p: set() for p in PAPER_TABLES}
+    for c in C.load_claims():
+        covered[c.paper] |= _tables_named(c.table)
+    for paper, tables in PAPER_TABLES.items():
+        assert tables <= covered[paper], f"{paper}: no claim for tables {sorted(tables - covered[paper])}"
+
+
+def test_every_claim_resolves_on_the_committed_cpu_results():
+    verdicts = C.evaluate("cpu")
+    assert set(verdicts.verdict) <= set(C.VERDICTS)
+    unresolved = verdicts[verdicts.why.str.startswith("not computed")]
+    assert unresolved.empty, unresolved[["id", "why"]].to_string()
+
+
+def test_a_changed_result_changes_the_verdict():
+    tables = {k: v.copy() for k, v in read_results("cpu").items()}
+    before = C.evaluate("cpu", tables=tables).set_index("id").verdict
+    t3 = tables["mmtnn/table3"]
+    row = (t3.model == "MMTNN") & (t3.metric == "f1")
+    t3.loc[row, "ours"] = t3.loc[(t3.model == "NN + tag embedding") & (t3.metric == "f1"), "ours"].iloc[0] + 0.6
+    after = C.evaluate("cpu", tables=tables).set_index("id").verdict
+    assert after["mmtnn.t3.tensor_f1"] == "reproduced" != before["mmtnn.t3.tensor_f1"]
+    t3.loc[row, "ours"] -= 1.0  # now below the model without the tensor layer
+    assert C.evaluate("cpu", tables=tables).set_index("id").verdict["mmtnn.t3.tensor_f1"] == "fails"
+
+
+def _claim(quantity, **kw):
+    return C.Claim(id=kw.pop("id", "t.x"), paper="mmtnn", table="Table 3", claim="c", quantity=quantity, **kw)
+
+
+def _table(rows):
+    return {"ch/t": pd.DataFrame(rows, columns=["model", "selection", "metric", "ours", "paper"])}
+
+
+A = "{ch/t:f1[model=A; selection=s1]}"
+B = "{ch/t:f1[model=B; selection=s1]}"
+
+
+@pytest.mark.parametrize("ours_a, expect, tol, noise, verdict", [
+    (90.6, "> 0", "50%", "", "reproduced"),   # gain 0.6 vs the paper's 0.5
+    (92.0, "> 0", "50%", "", "holds"),        # gain 2.0: the direction only
+    (89.0, "> 0", "50%", "", "fails"),        # a loss
+    (90.6, "> 0", "50%", "1.0", "fails"),     # the gain is within the run-to-run spread
+    (90.6, "", "0.2", "", "reproduced"),      # no direction: the value alone, 0.6 vs 0.5 ± 0.2
+    (91.0, "", "0.2", "", "fails"),           # 1.0 vs 0.5 ± 0.2
+])
+def test_verdicts(ours_a, expect, tol, noise, verdict):
+    tables = _table([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)])
+    c = _claim(f"{A} - {B}", expect=expect, tol=tol, noise=noise)
+    got = C.evaluate("p", [c], tables).iloc[0]
+    assert got.verdict == verdict, got.why
+    assert got.paper_value == pytest.approx(0.5)
+
+
+def test_the_same_number_on_both_sides_tests_nothing():
+    tables = _table([("A", "s1", "f1", 69.1488, None), ("A", "s2", "f1", 69.1488, None)])
+    c = _claim("{ch/t:f1[model=A; selection=s2]} - {ch/t:f1[model=A; selection=s1]}", expect="> 0")
+    got = C.evaluate("p", [c], tables).iloc[0]
+    assert got.verdict == "not tested" and "same number" in got.why
+
+
+def test_copied_rows_count_once():
+    tables = _table([("A", "s1", "f1", 69.1488, None), ("B", "s1", "f1", 27.2451, None),
+                     ("A", "s2", "f1", 69.1488, None), ("B", "s2", "f1", 27.2451, None)])
+    first = _claim(f"{A} - {B}", id="t.s1", expect="> 0")
+    copy = _claim("{ch/t:f1[model=A; selection=s2]} - {ch/t:f1[model=B; selection=s2]}", id="t.s2", expect="> 0")
+    other = _claim(f"{B} - {A}", id="t.other", expect="< 0")  # the same rows read another way: still evidence
+    got = C.evaluate("p", [first, copy, other], tables).set_index("id")
+    assert got.loc["t.s1", "verdict"] == "holds" and got.loc["t.other", "verdict"] == "holds"
+    assert got.loc["t.s2", "verdict"] == "not tested" and "t.s1" in got.loc["t.s2", "why"]
+
+
+def test_missing_rows_are_not_tested_and_untested_claims_say_why():
+    tables = _table([("A", "s1", "f1", 90.0, None)])
+    got = C.evaluate("p", [_claim(f"{A} - {B}", expect="> 0"),
+                           _claim("", id="t.u", untested="data not obtainable")], tables)
+    assert list(got.verdict) == ["not tested", "not tested"]
+    assert "not computed at profile p" in got.why[0] and got.why[1] == "data not obtainable"
+
+
+def test_a_value_may_contain_semicolons():
+    ref = C.Ref.parse("mmtnn/table3:f1[dataset=PKU; model=NN (Zheng-style; transition scores)]", "here")
+    assert ref.where == (("dataset", "PKU"), ("model", "NN (Zheng-style; transition scores)"))
+
+
+@pytest.mark.parametrize("quantity, message", [
+    ("__import__('os')", "not allowed"),
+    ("{ch/t:f1[model=A]} +", "not an expression"),
+    ("{nonsense}", "chapter/table:metric"),
+])
+def test_bad_registry_rows_are_refused_with_file_and_line(tmp_path, quantity, message):
+    path = tmp_path / "claims.csv"
+    row = ["x.1", "mmtnn", "Table 3", "c", quantity] + [""] * (len(C.FIELDS) - 5)
+    pd.DataFrame([row], columns=list(C.FIELDS)).to_csv(path, index=False)
+    with pytest.raises(HanzilmError, match=rf"claims.csv:2: .*{message}"):
+        C.load_claims(path)
+
+
+def test_an_ambiguous_reference_is_an_error():
+    tables = _table([("A", "s1", "f1", 90.0, None), ("A", "s2", "f1", 91.0, None)])
+    with pytest.raises(HanzilmError, match="matches 2 rows"):
+        C.evaluate("p", [_claim("{ch/t:f1[model=A]}", tol="1")], tables)
+
+
+def test_counts_per_paper():
+    verdicts = C.evaluate("cpu")
+    t = C.counts(verdicts)
+    assert list(t.columns) == [*C.VERDICTS, "claims"]
+    assert t["claims"].sum() == len(verdicts) == len(C.load_claims())
