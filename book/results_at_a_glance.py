@@ -14,27 +14,61 @@
 # %% [markdown]
 # # Results at a glance
 #
-# Every number of this run that the papers also report, ours beside theirs with the difference, gathered
-# from `results/<profile>/` (the book shows the `cpu` run). Each row's table holds the full context, the
-# `data` column saying where a stand-in was used, and a `.json` provenance record.
+# Which of the papers' findings hold on our runs. Every finding a reader comes to check, each ordering the
+# papers' tables state and each claim of their text, is one row of the claims registry
+# (`lib/hanzilm/targets/claims.csv`: the claim in the paper's words and how it is checked). Each is evaluated
+# from `results/<profile>/` (the book shows the `cpu` run) to one verdict:
+#
+# - **reproduced**: our value is within the stated tolerance of the paper's (and in its direction);
+# - **holds**: the direction or ordering the paper states holds, the size does not match;
+# - **fails**: it does not hold, or the effect is no larger than its run-to-run spread (seeds, or a repeated
+#   training of the same configuration), which the row shows;
+# - **not tested**: with the reason (data that could not be obtained, models not trained at this profile, or
+#   two selections that picked the same checkpoints, so that one side is a copy of the other).
+#
+# The same numbers never count twice: a claim whose evidence is a copy of another's (the lightly supervised
+# rows of a run that picked the same checkpoints as the unsupervised ones) is *not tested* and points to the
+# claim that counted it.
 
 # %% tags=["parameters"]
 profile = "cpu"
 seed = 0
 
 # %%
-import pandas as pd
-
-from hanzilm.notebook import show, start
-from hanzilm.results import glance, not_reproduced
+from hanzilm import claims
+from hanzilm.notebook import start
+from hanzilm.results import glance, write_results
 
 prof, run = start(profile, seed)
-table = glance(profile)
-with pd.option_context("display.max_rows", None):
-    show(table)
+verdicts = claims.evaluate(profile)
+write_results(claims.long_table(verdicts), chapter="summary", name="claims",
+              run=run, notes="hanzilm.claims.evaluate over targets/claims.csv")
+claims.glue_pages(verdicts)
+claims.counts(verdicts)
 
 # %% [markdown]
-# Paper numbers not reproduced yet, per targets file (their chapters say why):
+# Each paper's claims follow (click *evidence* for the numbers a claim is computed from), then a figure of every
+# number of ours that the paper also reports: ours against the paper's on log axes, since they range from
+# correlations to perplexities, with the grey band at ±10 %. Numbers are comparable only as far as the data and
+# scale allow: each chapter says what differs. The same claims table is on each chapter's first page.
 
 # %%
-not_reproduced(table)
+numbers = glance(profile)
+
+# %% [markdown]
+# ## Sun & Hewitt 2023, *Character-level Chinese Backpack Language Models*
+
+# %% tags=["hide-input"]
+claims.show_paper(verdicts, numbers, "backpack")
+
+# %% [markdown]
+# ## Downey et al. 2021, *A Masked Segmental Language Model for Unsupervised Natural Language Segmentation*
+
+# %% tags=["hide-input"]
+claims.show_paper(verdicts, numbers, "mslm")
+
+# %% [markdown]
+# ## Pei, Ge & Chang 2014, *Max-Margin Tensor Neural Network for Chinese Word Segmentation*
+
+# %% tags=["hide-input"]
+claims.show_paper(verdicts, numbers, "mmtnn")

@@ -129,3 +129,30 @@ def test_counts_per_paper():
     t = C.counts(verdicts)
     assert list(t.columns) == [*C.VERDICTS, "claims"]
     assert t["claims"].sum() == len(verdicts) == len(C.load_claims())
+
+
+def _glued(notebook):
+    import json
+
+    out = {}
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        for o in cell.get("outputs", []):
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                out[name] = o["data"].get("application/papermill.record/text/plain")
+    return out
+
+
+def test_the_glance_page_shows_the_registry_verdicts_on_the_cpu_run():
+    """The committed glance notebook's counts (pasted into the chapter pages) and results/cpu/summary/claims.csv
+    are what the registry gives on results/cpu now: a changed result or claim needs a re-run of the page."""
+    from hanzilm.paths import ROOT
+
+    verdicts = C.evaluate("cpu")
+    glued = _glued(ROOT / "book" / "results_at_a_glance.ipynb")
+    for paper, row in C.counts(verdicts).rename(index={v: k for k, v in C.PAPERS.items()}).iterrows():
+        for verdict in C.VERDICTS:
+            assert glued[f"{paper}_{verdict.replace(' ', '_')}"] == str(row[verdict]), (paper, verdict)
+        assert glued[f"{paper}_claims"] == str(row["claims"])
+    written = pd.read_csv(ROOT / "results" / "cpu" / "summary" / "claims.csv")
+    assert list(written.verdict) == list(verdicts.verdict)

@@ -290,3 +290,95 @@ def _fmt(x: float) -> str:
     if math.isnan(x):
         return "n/a"
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
+# ------------------------------------------------------------------ the scorecard (glance page, chapter pages)
+
+CHAPTER_OF_TABLE = {"data/mmtnn_table1": "mmtnn", "data/mslm_table1": "mslm", "data/lm_corpus": "backpack"}
+_COLOURS = {"reproduced": "#1a7f37", "holds": "#0969da", "fails": "#cf222e", "not tested": "#6e7781"}
+
+
+def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
+    """One paper's claims as a page-wide HTML table that wraps instead of overflowing: the table, the claim in
+    the paper's words (its evidence behind a click), the verdict, our and the paper's value of the quantity
+    checked, and why."""
+    from html import escape
+
+    rows = []
+    for r in verdicts[verdicts.paper == paper].itertuples():
+        evidence = f"<details><summary>evidence</summary>{escape(r.evidence)}</details>" if r.evidence else ""
+        note = f"<br><small>{escape(r.note)}</small>" if r.note else ""
+        rows.append(
+            f"<tr><td>{escape(r.table)}</td><td>{escape(r.claim)}{note}{evidence}</td>"
+            f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b></td>"
+            f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
+            f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
+            f"<td><small>{escape(r.why)}</small></td></tr>")
+    widths = (9, 40, 11, 9, 9, 22)
+    return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
+            "font-size:0.85em;line-height:1.35'>"
+            "<colgroup>" + "".join(f"<col style='width:{w}%'>" for w in widths) + "</colgroup>"
+            "<thead><tr><th>table</th><th>claim (the paper's words)</th><th>verdict</th><th>ours</th>"
+            "<th>paper</th><th>why</th></tr></thead>"
+            "<tbody style='vertical-align:top;overflow-wrap:break-word'>" + "".join(rows) + "</tbody></table>")
+
+
+def comparable_numbers(glance_table: pd.DataFrame, paper: str) -> pd.DataFrame:
+    """The glance rows (every number of ours with a paper value beside it) of one paper's tables."""
+    chapter = glance_table["table"].map(lambda t: CHAPTER_OF_TABLE.get(t, t.split("/")[0]))
+    return glance_table[(chapter == paper) & glance_table["ours"].notna()]
+
+
+def comparison_figure(glance_table: pd.DataFrame, paper: str, band: float = 0.1):
+    """Ours against the paper's value for every comparable number of one paper, on log axes (the numbers span
+    perplexities, F1 and correlations), with the diagonal and a ±`band` relative tolerance band."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = comparable_numbers(glance_table, paper)
+    positive = rows[(rows["ours"] > 0) & (rows["paper"] > 0)]
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    lo, hi = positive[["ours", "paper"]].min().min() / 1.5, positive[["ours", "paper"]].max().max() * 1.5
+    x = np.geomspace(lo, hi, 50)
+    ax.fill_between(x, x * (1 - band), x * (1 + band), color="0.85", label=f"within ±{band:.0%}")
+    ax.plot(x, x, color="0.4", lw=0.8)
+    for table, part in positive.groupby("table", sort=True):
+        ax.scatter(part["paper"], part["ours"], s=16, label=table.split("/")[1], alpha=0.8)
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="paper", ylabel="ours",
+           title=f"{PAPERS[paper]}: {len(positive)} numbers")
+    ax.legend(fontsize=7, frameon=False, loc="upper left", ncol=2)
+    fig.tight_layout()
+    return fig, len(rows) - len(positive)
+
+
+def long_table(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts as a results table (`write_results`): one row per claim, our value of its quantity."""
+    return (verdicts.rename(columns={"paper": "chapter"}).assign(metric="quantity")
+            [["id", "chapter", "table", "verdict", "metric", "ours", "paper_value", "spread", "why"]])
+
+
+def glue_pages(verdicts: pd.DataFrame) -> None:
+    """Glue what other pages paste: each paper's verdict counts (for prose) and its claims table (for the
+    chapter's first page, ```{glue} /results_at_a_glance.ipynb::claims_<paper>```)."""
+    from IPython.display import HTML
+    from myst_nb import glue
+
+    for paper in PAPERS:
+        mine = verdicts[verdicts.paper == paper]
+        for verdict in VERDICTS:
+            glue(f"{paper}_{verdict.replace(' ', '_')}", int((mine.verdict == verdict).sum()), display=False)
+        glue(f"{paper}_claims", len(mine), display=False)
+        glue(f"claims_{paper}", HTML(scorecard_html(verdicts, paper)), display=False)
+
+
+def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -> None:
+    """A paper's section of the glance page: its claims, then the figure of its comparable numbers."""
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML, Markdown, display
+
+    display(HTML(scorecard_html(verdicts, paper)))
+    fig, dropped = comparison_figure(glance_table, paper)
+    display(fig)
+    plt.close(fig)
+    if dropped:
+        display(Markdown(f"({dropped} of its numbers are zero or negative and left off the log axes.)"))

@@ -108,8 +108,8 @@ def write_results(
     datasets: the manifest datasets the numbers were computed from, for the whole table, or per row: a mapping
     from the value of column `by` (a tuple of values for several columns) to that row's datasets. The writer puts the `data` column before `metric`
     from the manifest (`Manifest.label`: each stand-in's note, else "official"); tables do not write it.
-    Rows the paper has no value for keep `paper` empty; paper rows we did not compute are dropped (the
-    glance page lists what is not yet reproduced from the targets directly)."""
+    Rows the paper has no value for keep `paper` empty; paper rows we did not compute are dropped (the claims
+    registry, `hanzilm.claims`, says which of the papers' findings are not tested and why)."""
     if "metric" not in table or "ours" not in table:
         raise HanzilmError(f"results table {chapter}/{name} needs columns 'metric' and 'ours'; got {list(table)}")
     if "data" in table:
@@ -184,21 +184,6 @@ def glance(profile: str) -> pd.DataFrame:
             rows.append({"table": table, "row": what, "metric": r["metric"], "ours": r["ours"],
                          "paper": r["paper"], "diff": r["diff"], "paper_source": r["paper_source"]})
     return pd.DataFrame(rows, columns=["table", "row", "metric", "ours", "paper", "diff", "paper_source"])
-
-
-def not_reproduced(glance_table: pd.DataFrame) -> pd.DataFrame:
-    """Per targets file: how many of the papers' numbers this run puts a value beside."""
-    rows = []
-    for path in sorted(TARGETS.glob("*.csv")):
-        if "hyperparameters" in path.stem:
-            continue
-        # key columns that happen to be numeric are not reported results
-        df = pd.read_csv(path).drop(columns=["source", "table", "lr", "n_seeds"], errors="ignore")
-        total = int(df.apply(pd.to_numeric, errors="coerce").notna().to_numpy().sum())
-        matched = glance_table["paper_source"].astype(str).str.startswith(f"{path.name}: ")
-        done = int(glance_table[matched]["ours"].notna().sum())
-        rows.append({"targets": path.name, "paper_numbers": total, "reproduced": done, "missing": total - done})
-    return pd.DataFrame(rows)
 
 
 def _git_state() -> tuple[str | None, bool | None]:
