@@ -94,13 +94,15 @@ class MMTNNChapter:
     segmenter: SegmentationConfig = field(default_factory=SegmentationConfig)
     word2vec: Word2VecConfig = field(default_factory=Word2VecConfig)
     test_lines: int | None = None        # score only the first n test lines (smoke)
+    # further seeds of the PKU ablation and pre-training models: the run-to-run spread of the paper's gains
+    spread_seeds: tuple[int, ...] = (1,)
     store: Store | None = field(default=None, compare=False)
 
-    def model(self, *, dataset: str, model: str, pretrained: bool = False, bigram: bool = False
-              ) -> SegmentationConfig:
+    def model(self, *, dataset: str, model: str, pretrained: bool = False, bigram: bool = False,
+              seed: int | None = None) -> SegmentationConfig:
         """The config of one segmenter: the shared settings with its variant fields set last."""
         return dataclasses.replace(self.segmenter, dataset=dataset, model=model, pretrained=pretrained,
-                                   bigram=bigram)
+                                   bigram=bigram, seed=self.segmenter.seed if seed is None else seed)
 
 
 def configure(profile: str | Profile) -> MMTNNChapter:
