@@ -271,3 +271,23 @@ def test_crf_is_made_once_in_the_store(tmp_path, monkeypatch):
     monkeypatch.setattr(ex, "train_crf", fail)
     again = ex.get_segmenter(ch, cfg)
     assert again.segment_lines(["今天北京很好。"]) == first.segment_lines(["今天北京很好。"])
+
+
+def test_gains_by_seed_and_their_range():
+    import pandas as pd
+
+    from hanzilm.papers.mmtnn import tables
+
+    f1 = {("NN", 0): 90.0, ("NN + tag embedding", 0): 90.6, ("MMTNN", 0): 93.5, ("NN + pre-training", 0): 90.2,
+          ("MMTNN + pre-training", 0): 93.5, ("NN", 1): 90.4, ("NN + tag embedding", 1): 90.5, ("MMTNN", 1): 93.0,
+          ("NN + pre-training", 1): 90.1, ("MMTNN + pre-training", 1): 93.4}
+    spread = pd.DataFrame([{"dataset": "PKU", "model": m, "seed": s, "metric": metric, "ours": v + (metric == "oov_recall")}
+                           for (m, s), v in f1.items() for metric in ("f1", "oov_recall")])
+    gains = tables.gains_by_seed(spread)
+    assert gains.loc["tag embedding (Table 3)", ("f1", 0)] == pytest.approx(0.6)
+    assert gains.loc["tag embedding (Table 3)", ("f1", 1)] == pytest.approx(0.1)
+    assert gains.loc["tag embedding (Table 3)", ("f1", "range")] == pytest.approx(0.5)
+    assert gains.loc["pre-training, MMTNN (Table 5)", ("f1", "range")] == pytest.approx(0.4)
+    sentence = tables.spread_sentence(gains)
+    assert "tag embedding (Table 3): +0.60, +0.10 F1 (range 0.50; positive at every seed)" in sentence
+    assert "pre-training, MMTNN (Table 5): +0.00, +0.40 F1 (range 0.40; not one sign at every seed)" in sentence

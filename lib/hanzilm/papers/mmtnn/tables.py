@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...eval.sighan import Counts, offset_counts, score
+from ...results import paper_values
 from . import experiment as ex
 from .experiment import DATASETS, MODELS, MMTNNChapter
 from .pretrain import nearest
@@ -181,3 +182,118 @@ def scorer_side_by_side(counts: Mapping[str, Counts]) -> pd.DataFrame:
     long.insert(0, "model", LABELS["mmtnn"])
     long.insert(0, "dataset", DATASETS["pku"]["label"])
     return long[["dataset", "model", "alignment", "metric", "ours"]]
+
+
+# ---- the numbers the readings cite (glued into their prose: hanzilm.notebook.glue_values) ----
+
+def cell(table: pd.DataFrame, dataset: str, model: str, metric: str = "f1", column: str = "ours") -> float:
+    """One value of a long table (NaN where the row is missing)."""
+    rows = table[(table.dataset == dataset) & (table.model == model) & (table.metric == metric)]
+    return float(rows[column].iloc[0]) if len(rows) else float("nan")
+
+
+def _paper_f1(table: int, dataset: str, model: str) -> float:
+    p = paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"}, metrics={"f1": "f1"},
+                     where={"table": table})
+    return cell(p.assign(ours=p["paper"]), dataset, model)
+
+
+def table3_numbers(table3: pd.DataFrame, curves: pd.DataFrame) -> dict[str, object]:
+    """Table 3's reading: MMTNN beside the paper, the two steps (tag embedding: NN -> NN + tag embedding; tensor
+    layer: -> MMTNN) in F and OOV recall, ours and the paper's, whether F orders CRF < NN < NN + tag < MMTNN,
+    and the dev curves' last epochs (`curves`: `dev_curves`)."""
+    pku = DATASETS["pku"]["label"]
+    v = lambda model, metric="f1", column="ours": cell(table3, pku, LABELS[model], metric, column)  # noqa: E731
+    out: dict[str, object] = {f"{m}_f1": v(m) for m in MODELS}
+    for metric in ("precision", "recall", "f1"):
+        out[f"mmtnn_{metric}"], out[f"paper_mmtnn_{metric}"] = v("mmtnn", metric), v("mmtnn", metric, "paper")
+    for step, (before, after) in {"tag_step": ("nn", "nn_tag"), "tensor_step": ("nn_tag", "mmtnn")}.items():
+        for metric in ("f1", "oov_recall"):
+            out[f"{step}_{metric}"] = v(after, metric) - v(before, metric)
+        out[f"paper_{step}_f1"] = v(after, "f1", "paper") - v(before, "f1", "paper")
+    for m in ("nn", "nn_tag"):
+        out[f"paper_{m}_f1"], out[f"{m}_gap"] = v(m, "f1", "paper"), v(m, "f1", "paper") - v(m)
+    f1 = [v(m) for m in ("crf", "nn", "nn_tag", "mmtnn")]
+    out["ordering"] = "holds" if all(a < b for a, b in zip(f1, f1[1:])) else "does not hold"
+    dev = by_epoch(curves)
+    for m in ("nn", "nn_tag"):  # NaN after a single epoch (smoke)
+        out[f"{m}_dev_last_gain"] = float(dev[LABELS[m]].diff().iloc[-1])
+    last3 = dev[LABELS["mmtnn"]].iloc[-3:]
+    out["mmtnn_dev_last3_min"], out["mmtnn_dev_last3_max"] = float(last3.min()), float(last3.max())
+    out["epochs"] = int(dev.index.max())
+    return out
+
+
+def table5_numbers(table5: pd.DataFrame) -> dict[str, float]:
+    """Table 5's reading, per dataset (`pku_...`, `msr_...`), ours and the paper's (`paper_...`): F of each row,
+    MMTNN's lead over Zheng et al. without and with pre-training, and the gain from pre-training per model."""
+    out: dict[str, float] = {}
+    for key, d in DATASETS.items():
+        for column, prefix in (("ours", f"{key}_"), ("paper", f"paper_{key}_")):
+            f = {(m, pre): cell(table5, d["label"], label, "f1", column) for (m, pre), label in TABLE5.items()}
+            out.update({f"{prefix}{m}{'_pre' if pre else ''}_f1": value for (m, pre), value in f.items()})
+            out[f"{prefix}mmtnn_lead"] = f[("mmtnn", False)] - f[("nn", False)]
+            out[f"{prefix}mmtnn_lead_pre"] = f[("mmtnn", True)] - f[("nn", True)]
+            for m in ("nn", "mmtnn"):
+                out[f"{prefix}{m}_pretraining_gain"] = f[(m, True)] - f[(m, False)]
+        out[f"{key}_mmtnn_pre_gap"] = out[f"paper_{key}_mmtnn_pre_f1"] - out[f"{key}_mmtnn_pre_f1"]
+    return out
+
+
+def table6_numbers(ch: MMTNNChapter, table6: pd.DataFrame) -> dict[str, float]:
+    """Table 6's reading, per dataset: F with bigrams, ours and the paper's, the gain over the model without
+    bigrams (the paper's from its Table 5 row), and the epochs at which the PKU bigram model's dev F1 peaked
+    and ended."""
+    out: dict[str, float] = {}
+    for key, d in DATASETS.items():
+        with_bigram = cell(table6, d["label"], "MMTNN + pre-training + bigram")
+        out[f"{key}_bigram_f1"] = with_bigram
+        out[f"paper_{key}_bigram_f1"] = cell(table6, d["label"], "MMTNN + pre-training + bigram", "f1", "paper")
+        out[f"{key}_bigram_gain"] = with_bigram - cell(table6, d["label"], "MMTNN + pre-training")
+        out[f"paper_{key}_bigram_gain"] = (out[f"paper_{key}_bigram_f1"]
+                                           - _paper_f1(5, d["label"], TABLE5[("mmtnn", True)]))
+    dev = pd.DataFrame(ex.dev_history(ch, ch.model(dataset="pku", model="mmtnn", pretrained=True, bigram=True)))
+    out["pku_bigram_best_epoch"] = int(dev.loc[dev.dev_f1.idxmax(), "epoch"])
+    out["pku_bigram_last_epoch"] = int(dev.epoch.max())
+    return out
+
+
+# ---- the run-to-run spread of the paper's gains ----
+
+SPREAD_MODELS = {"NN": ("nn", False), "NN + tag embedding": ("nn_tag", False), "MMTNN": ("mmtnn", False),
+                 "NN + pre-training": ("nn", True), "MMTNN + pre-training": ("mmtnn", True)}
+GAINS = {"tag embedding (Table 3)": ("NN + tag embedding", "NN"),
+         "tensor layer (Table 3)": ("MMTNN", "NN + tag embedding"),
+         "pre-training, MMTNN (Table 5)": ("MMTNN + pre-training", "MMTNN"),
+         "pre-training, NN (Table 5)": ("NN + pre-training", "NN")}
+
+
+def seed_spread(ch: MMTNNChapter) -> pd.DataFrame:
+    """PKU F1 and OOV recall of the models behind the paper's Table 3 and 5 gains, at the chapter's seed (the
+    tables' own models) and at each of `ch.spread_seeds` (the same configs trained again from another seed)."""
+    rows: list[dict] = []
+    for seed in (ch.segmenter.seed, *ch.spread_seeds):
+        for label, (model, pretrained) in SPREAD_MODELS.items():
+            counts = ex.evaluate(ch, ch.model(dataset="pku", model=model, pretrained=pretrained, seed=seed))
+            rows += metric_rows(counts, ("f1", "oov_recall"), dataset="PKU", model=label, seed=seed)
+    return pd.DataFrame(rows)
+
+
+def gains_by_seed(spread: pd.DataFrame) -> pd.DataFrame:
+    """Each gain the paper states (rows), per metric and seed, with its range over the seeds (max - min)."""
+    wide = spread.pivot_table(index=["metric", "seed"], columns="model", values="ours")
+    table = pd.DataFrame({gain: wide[a] - wide[b] for gain, (a, b) in GAINS.items()}).T
+    for metric in ("f1", "oov_recall"):
+        table[(metric, "range")] = table[metric].max(axis=1) - table[metric].min(axis=1)
+    return table.sort_index(axis=1, key=lambda c: c.map(lambda v: (str(v) == "range", str(v))))
+
+
+def spread_sentence(gains: pd.DataFrame) -> str:
+    """Each gain's F1 per seed and whether its sign holds across seeds, one clause per gain."""
+    parts = []
+    for gain, row in gains["f1"].iterrows():
+        values = row.drop("range")
+        stable = ("positive at every seed" if (values > 0).all() else
+                  "negative at every seed" if (values < 0).all() else "not one sign at every seed")
+        parts.append(f"{gain}: {', '.join(f'{v:+.2f}' for v in values)} F1 (range {row['range']:.2f}; {stable})")
+    return "**Per seed:** " + "; ".join(parts) + "."
