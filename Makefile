@@ -8,7 +8,7 @@ TORCH_VERSION := 2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.hanzilm-installed
 
-.PHONY: install paper test book lab clean-book
+.PHONY: install paper test book lab clean-book browser pages
 
 install: $(STAMP)
 
@@ -45,3 +45,16 @@ lab: install
 
 clean-book:
 	rm -rf book/_build
+
+# Headless Chromium (Debian's) for `make pages`, and a CJK font so that its screenshots show the Chinese text
+browser:
+	@command -v chromium >/dev/null && fc-list :lang=zh | grep -q . || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q chromium fonts-noto-cjk; \
+	  else echo "need chromium and a CJK font: sudo apt-get install chromium fonts-noto-cjk"; exit 1; fi; }
+
+# The built pages as a reader sees them, offline (tools/pagecheck.py): no sideways scrolling, images load, math
+# typeset. Report in book/_build/pagecheck.json, screenshots (1280x900 and full page) in book/_build/screenshots/.
+PAGES ?= results_at_a_glance backpack/table2_senses
+pages: book browser
+	$(BIN)/python tools/pagecheck.py $(PAGES:%=book/_build/html/%.html) --screenshots book/_build/screenshots \
+	  > book/_build/pagecheck.json

@@ -1,12 +1,20 @@
-"""`make book` builds offline, with warnings as errors, and has a page for every chapter of the toc."""
+"""`make book` builds offline, with warnings as errors, and has a page for every chapter of the toc; the built
+pages, opened in headless Chromium without a network, typeset their math, load their images and fit the
+article's width (tools/pagecheck.py)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-from hanzilm.paths import BOOK
+from hanzilm.paths import BOOK, ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import pagecheck  # noqa: E402
+
+needs_chromium = pytest.mark.skipif(pagecheck.chromium() is None, reason="no chromium (apt-get install chromium)")
 
 
 def _toc_files():
@@ -17,14 +25,56 @@ def _toc_files():
     return files
 
 
-def test_book_builds_with_every_page(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The book built once for this module: (html directory, the build's exit code and output)."""
+    out = tmp_path_factory.mktemp("book")
     jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", str(BOOK), "-W", "-n", "--keep-going", "--path-output", str(tmp_path)],
+    proc = subprocess.run([str(jb), "build", str(BOOK), "-W", "-n", "--keep-going", "--path-output", str(out)],
                           capture_output=True, text=True, timeout=600)
+    return out / "_build" / "html", proc
+
+
+def test_book_builds_with_every_page(built):
+    html, proc = built
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    html = tmp_path / "_build" / "html"
     for f in _toc_files():
         page = html / f"{f}.html"
         assert page.is_file(), f"no page for {f}"
     glance = (html / "results_at_a_glance.html").read_text()
-    assert "mmtnn_table1" in glance  # the glance page shows the cpu results, not an empty table
+    # the scorecard shows the cpu run's verdicts, not an empty table
+    assert "reproduced" in glance and glance.count("<tr") > 20
+
+
+def test_mathjax_is_served_by_the_book(built):
+    html, _ = built
+    page = (html / "backpack" / "table2_senses.html").read_text()
+    assert "_static/mathjax/tex-chtml.js" in page and "cdn.jsdelivr" not in page
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+@needs_chromium
+def test_math_is_typeset_without_a_network(built):
+    html, _ = built
+    report = pagecheck.check_page(html / "backpack" / "table2_senses.html")
+    assert report["mathjax"].startswith("3.")
+    assert report["math_elements"] > 0 and report["typeset"] >= report["math_elements"]
+    assert report["raw_math"] == [] and report["external"] == [] and report["failed_fonts"] == []
+    assert report["images"] > 0 and report["broken_images"] == []
+
+
+@needs_chromium
+@pytest.mark.parametrize("chapter", ["backpack", "mslm", "mmtnn"])
+def test_chapter_index_pages_fit(built, chapter):
+    html, _ = built
+    report = pagecheck.check_page(html / chapter / "index.html")
+    assert report["problems"] == []
+
+
+@needs_chromium
+@pytest.mark.xfail(strict=True, reason="issue 12: the glance page's first code cell is 13 px wider than the "
+                                       "article (a 79-character line); remove this mark when it fits")
+def test_glance_page_fits_and_its_images_load(built):
+    html, _ = built
+    report = pagecheck.check_page(html / "results_at_a_glance.html")
+    assert report["problems"] == []

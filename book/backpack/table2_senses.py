@@ -92,7 +92,7 @@ heat = roles.heat
 
 fig, ax = plt.subplots(figsize=(7, 5))
 im = ax.imshow(heat.to_numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1)
-ax.set_xticks(range(heat.shape[1]), [dictionary.pinyin(c) for c in characters] + [heat.columns[-1]])  # no CJK font
+ax.set_xticks(range(heat.shape[1]), heat.columns)
 ax.set_yticks(range(k), range(k))
 ax.set_ylabel("sense")
 ax.set_title(f"Fraction of a sense's top {ch.senses.top} characters c with xc a dictionary word")

@@ -46,7 +46,6 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names
-from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
 from hanzilm.papers.backpack import bias, experiment
 from hanzilm.papers.backpack.composition import CorpusText
@@ -90,7 +89,7 @@ x = np.arange(len(w))
 for i, m in enumerate(["gpt2", "gpt2_proj", "backpack", "remove_sense"]):
     ax.bar(x + i * 0.2, w[m], width=0.2, label=m)
 ax.set_yscale("log")
-ax.set_xticks(x + 0.3, [cedict().pinyin(wd) for wd in w.index], rotation=90)  # pinyin: no CJK font
+ax.set_xticks(x + 0.3, ["\n".join(wd) for wd in w.index])  # one character under the other, upright
 ax.set_ylabel("bias ratio (log)")
 ax.legend(ncol=4, fontsize=8)
 plt.tight_layout()

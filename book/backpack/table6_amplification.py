@@ -40,7 +40,6 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names
-from hanzilm.data.lexicon import cedict
 from hanzilm.notebook import show, start
 from hanzilm.papers.backpack import amplify, experiment
 from hanzilm.papers.backpack import prompts as paper
@@ -79,7 +78,6 @@ amplify.per_prompt_view(per_prompt, targets)
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.5))
-labels = [cedict().pinyin(t) for t in targets]  # pinyin: the book's matplotlib has no CJK font
 x = np.arange(len(targets))
 for i, m in enumerate(["4,1", "1,4"]):
     ours = table6[table6.multipliers == m].set_index("metric").loc[list(targets)]
@@ -87,9 +85,9 @@ for i, m in enumerate(["4,1", "1,4"]):
     ax.plot(x + (i - 0.5) * 0.4, ours.paper, "k_", markersize=14, label="paper" if i == 0 else None)
 ax.axhline(1, color="grey", lw=0.8)
 ax.set_yscale("log")
-ax.set_xticks(x, labels)
+ax.set_xticks(x, targets)
 ax.set_ylabel("p(amplified) / p")
-ax.set_title("sha1tan1: amplifying the first (4,1) or second (1,4) character by 4")
+ax.set_title(f"{word}: amplifying the first (4,1) or second (1,4) character by 4")
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()

@@ -1,8 +1,8 @@
 """What every notebook does first: `run = start(profile, seed)`.
 
 It pins the things that make a notebook's printed output reproducible (seeds, torch threads, pandas
-float precision, a non-interactive matplotlib style) and returns the provenance context that
-`write_results` records."""
+float precision, a non-interactive matplotlib style with a font for Chinese) and returns the provenance
+context that `write_results` records."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .memory import keep_freed_memory
+from .plots import use_cjk_font
 from .profiles import Profile, get_profile
 from .results import Provenance
 
@@ -36,6 +37,7 @@ def start(profile: str, seed: int = 0) -> tuple[Profile, Provenance]:
     pd.set_option("display.width", 160)
     matplotlib.rcParams.update({"figure.dpi": 100, "figure.figsize": (7, 3.5), "axes.spines.top": False,
                                 "axes.spines.right": False})
+    use_cjk_font()
     return prof, Provenance(profile=prof.name, seed=seed)
 
 
