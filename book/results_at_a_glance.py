@@ -41,8 +41,8 @@ from hanzilm.results import glance, write_results
 
 prof, run = start(profile, seed)
 verdicts = claims.evaluate(profile)
-write_results(claims.long_table(verdicts), chapter="summary", name="claims",
-              run=run, notes="hanzilm.claims.evaluate over targets/claims.csv")
+write_results(claims.long_table(verdicts), chapter="summary",
+              name="claims", run=run, notes="claims.evaluate(profile)")
 claims.glue_pages(verdicts)
 claims.counts(verdicts)
 

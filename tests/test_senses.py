@@ -228,13 +228,6 @@ def test_lexicons_read_shared_data():
         lexicon.wordsim("ws353")
 
 
-def test_dictionary_pinyin_for_plot_labels():
-    d = lexicon.Dictionary({"士兵": [CedictEntry("士兵", "士兵", "shi4 bing1", ("soldier",))]})
-    assert d.pinyin("士兵") == "shi4bing1" and d.pinyin("无") == "无"
-    d.entries["力"] = [CedictEntry("力", "力", "li4", ("power",))]
-    assert d.pinyin("力工") == "li4工"
-
-
 def test_cli_senses_prints_every_sense(monkeypatch, capsys):
     from hanzilm import cli
     from hanzilm.papers.backpack import experiment

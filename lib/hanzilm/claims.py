@@ -314,9 +314,9 @@ def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
             f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
             f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
             f"<td><small>{escape(r.why)}</small></td></tr>")
-    widths = (9, 40, 11, 9, 9, 22)
+    widths = (8, 38, 13, 9, 9, 23)
     return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
-            "font-size:0.85em;line-height:1.35'>"
+            "font-size:0.82em;line-height:1.35'>"
             "<colgroup>" + "".join(f"<col style='width:{w}%'>" for w in widths) + "</colgroup>"
             "<thead><tr><th>table</th><th>claim (the paper's words)</th><th>verdict</th><th>ours</th>"
             "<th>paper</th><th>why</th></tr></thead>"

@@ -47,15 +47,6 @@ class Dictionary:
         text = "; ".join(glosses[:2])
         return text if len(text) <= max_len else text[: max_len - 1] + "…"
 
-    def pinyin(self, word: str) -> str:
-        """The pinyin of the word's first entry, syllables joined ("tian1", "shi4bing1"); a word not in the
-        dictionary gets its characters' pinyin (a character not in it stays itself). Plots use it: the book's
-        matplotlib has no CJK font."""
-        entries = self.entries.get(word)
-        if entries:
-            return entries[0].pinyin.replace(" ", "")
-        return word if len(word) == 1 else "".join(self.pinyin(c) for c in word)
-
     def is_proper_noun(self, word: str) -> bool:
         """Every entry of the word is a name (CC-CEDICT capitalises the pinyin of proper nouns)."""
         entries = self.entries.get(word, [])
