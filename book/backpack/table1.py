@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from hanzilm.data.corpus import lm_dataset_names
-from hanzilm.notebook import show, start
+from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.backpack import experiment, tables
 from hanzilm.results import paper_values, write_results
 
@@ -99,6 +99,7 @@ table1 = write_results(
           f"{len(ev.cases)} cases, beam {ch.cloze.beam}; paper values are the micro models on their own data and WPLC",
 )
 show(table1.drop(columns=["arch"]))
+glue_values(tables.table1_numbers(table1, ev))
 
 # %%
 display(Markdown(tables.verdict(table1)))
@@ -127,13 +128,14 @@ tables.cloze_examples(ev).head(8)
 # - **Scale.** The `cpu` pair has a few million parameters and sees a few million characters (the paper's
 #   micro pair: about $9 \times 10^{10}$ tokens), so both perplexities are several times the paper's. The
 #   Backpack also has more parameters than its GPT-2 (the sense network), as in the paper.
-# - **Perplexity** is over the whole test split (about 300 k characters), so small relative differences are
-#   measured well; the dev curves above show whether the gap is stable over training.
-# - **Cloze.** Our WPLC-style set has a few hundred cases, one per test document with enough context; each
-#   case is worth 1/N of accuracy, and the sign test above says whether the per-case difference between the
+# - **Perplexity** is over the whole test split ({glue:text}`test_tokens:,d` characters), so small relative
+#   differences are measured well; the dev curves above show whether the gap is stable over training.
+# - **Cloze.** Our WPLC-style set has {glue:text}`cloze_cases` cases, one per test document with enough context;
+#   each case is worth 1/N of accuracy, and the sign test above says whether the per-case difference between the
 #   two models is distinguishable from chance. A cloze direction opposite to the paper's with a large
 #   p-value is a tie at this size, not evidence against the paper; reproducing its direction would need a
-#   larger cloze set (more held-out text) and models trained far longer, where the cloze's long-context
-#   predictions start to work at all (top-1 accuracies of a few percent here, mostly frequent words).
+#   larger cloze set (more held-out text) and models trained far longer. Here top-1 accuracy is
+#   {glue:text}`backpack_cloze_top1:.1%` (Backpack) and {glue:text}`gpt_cloze_top1:.1%` (GPT-2), top-3
+#   {glue:text}`backpack_cloze_top3:.1%` and {glue:text}`gpt_cloze_top3:.1%`.
 # - **Data.** Our passages come from news, law, encyclopedia, reviews and exam texts rather than web novels,
 #   and the masked words were chosen by jieba; WPLC's own numbers cannot be compared with these.

@@ -137,6 +137,6 @@ display(Markdown(composition.table3_verdict(table3)))
 # is stricter than a mean deviation would be, and that the contexts mix the short prompts of Table 9 (where the
 # word is often the last thing seen) with corpus windows; a word with few corpus occurrences has fewer contexts.
 #
-# **On the `cpu` run** about half of the (word, sense) ratios stay within 0.10 for every type (the table above
+# **On the `cpu` run** about half of the (word, sense) ratios stay within $0.10$ for every type (the table above
 # gives the shares beside the paper's 70 %, 61 %, 85 %), so the ratios are less stable than the paper's and the
 # order idiom > compound > loanword does not reproduce (loanwords are the most stable here).

@@ -32,7 +32,7 @@ seed = 0
 # %%
 import matplotlib.pyplot as plt
 
-from hanzilm.notebook import show, start
+from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.mmtnn import tables
 from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import paper_values, write_results
@@ -58,18 +58,30 @@ table3 = write_results(
 )
 show(table3)
 
+# %%
+curves = tables.dev_curves(ch, "pku")  # the selection runs' dev F1 per epoch, plotted below
+glue_values(tables.table3_numbers(table3, curves))
+
 # %% [markdown]
-# **What the cpu run shows** (8 epochs on the full PKU stand-in, AdaGrad 0.05): MMTNN reaches F 93.5, the paper's
-# 93.5 (P 93.9 vs 93.7, R 93.1 vs 93.4), and the ordering CRF < NN < NN + tag embedding < MMTNN holds. The steps
-# agree with the paper's in OOV recall (+1.1 for the tag embedding, paper +1.0; +3.3 for the tensor, paper +3.2)
-# but not in F: the tag embedding adds +0.6 (paper +0.6), the tensor layer +2.9 (paper +0.6), because our two
-# simpler networks stay 2.3 points below the paper's (90.0 and 90.6 vs 92.3 and 92.9, values the targets derive
-# from the paper's stated deltas). Their dev curves below are still rising after 8 epochs while MMTNN's has
-# levelled off (dev F1 93.9-94.0 from epoch 6), so the paper's longer (unstated) training would narrow the gap; the
-# learning rate was also chosen on MMTNN's dev curve. The CRF (80 L-BFGS iterations, unigram features only) is
-# far behind, as the paper says (its own CRF row was not recovered). What else differs: the training text is the
-# People's Daily stand-in, whose annotation differs from the official PKU training set's in about 1,000 word types,
-# and half-width digits of the test input are looked up as the full-width ones of the training text.
+# **What the cpu run shows** ({glue:text}`epochs` epochs on the full PKU stand-in, AdaGrad 0.05): MMTNN reaches F
+# {glue:text}`mmtnn_f1:.1f`, the paper's {glue:text}`paper_mmtnn_f1:.1f` (P {glue:text}`mmtnn_precision:.1f` vs
+# {glue:text}`paper_mmtnn_precision:.1f`, R {glue:text}`mmtnn_recall:.1f` vs {glue:text}`paper_mmtnn_recall:.1f`),
+# and the ordering CRF < NN < NN + tag embedding < MMTNN {glue:text}`ordering`. The steps agree with the paper's in
+# OOV recall ({glue:text}`tag_step_oov_recall:+.1f` for the tag embedding, paper +1.0;
+# {glue:text}`tensor_step_oov_recall:+.1f` for the tensor, paper +3.2) but not in F: the tag embedding adds
+# {glue:text}`tag_step_f1:+.1f` (paper {glue:text}`paper_tag_step_f1:+.1f`), the tensor layer
+# {glue:text}`tensor_step_f1:+.1f` (paper {glue:text}`paper_tensor_step_f1:+.1f`), because our two simpler
+# networks stay {glue:text}`nn_gap:.1f` and {glue:text}`nn_tag_gap:.1f` points below the paper's
+# ({glue:text}`nn_f1:.1f` and {glue:text}`nn_tag_f1:.1f` vs {glue:text}`paper_nn_f1:.1f` and
+# {glue:text}`paper_nn_tag_f1:.1f`, values the targets derive from the paper's stated deltas). Their dev curves
+# below are still rising at the last epoch ({glue:text}`nn_dev_last_gain:+.1f` and
+# {glue:text}`nn_tag_dev_last_gain:+.1f` dev F1) while MMTNN's has levelled off (dev F1
+# {glue:text}`mmtnn_dev_last3_min:.1f` to {glue:text}`mmtnn_dev_last3_max:.1f` over its last three epochs), so
+# the paper's longer (unstated) training would narrow the gap; the learning rate was also chosen on MMTNN's dev
+# curve. The CRF (80 L-BFGS iterations, unigram features only) is far behind at F {glue:text}`crf_f1:.1f`, as
+# the paper says (its own CRF row was not recovered). What else differs: the training text is the People's Daily
+# stand-in, whose annotation differs from the official PKU training set's in about 1,000 word types, and
+# half-width digits of the test input are looked up as the full-width ones of the training text.
 #
 # The same numbers side by side (percent):
 
@@ -83,7 +95,6 @@ tables.metrics_pivot(table3, index="model")
 # epoch. The kept model is the epoch with the highest dev F1 (the test set plays no part in the selection).
 
 # %%
-curves = tables.dev_curves(ch, "pku")
 crf_dev = tables.crf_dev_f1(ch, "pku")
 fig, ax = plt.subplots()
 for name, df in curves.groupby("model", sort=False):

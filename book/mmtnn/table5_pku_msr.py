@@ -30,7 +30,7 @@ profile = "cpu"
 seed = 0
 
 # %%
-from hanzilm.notebook import show, start
+from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.mmtnn import tables
 from hanzilm.papers.mmtnn.experiment import configure
 from hanzilm.results import paper_values, write_results
@@ -54,19 +54,26 @@ table5 = write_results(
 show(table5)
 
 # %%
+glue_values(tables.table5_numbers(table5))
 tables.metrics_pivot(table5, index=["dataset", "model"])
 
 # %% [markdown]
-# **What the cpu run shows.** On PKU, MMTNN beats our re-implementation of Zheng et al. by 3.5 points of F
-# (paper: 1.1), both with and without pre-training, and MMTNN lands on the paper's 93.5. Pre-training, however,
-# barely moves our models (+0.0 F for MMTNN, +0.2 for Zheng et al.; paper +0.5 and +0.4), so MMTNN + pre-training
-# (93.5) stays 0.5 below the paper's 94.0. Our pre-training differs in three ways that all weaken it: the corpus
-# (10 M characters of 2020s news transcripts, Wikipedia and web text, one word2vec epoch, vs Chinese Gigaword,
-# newswire of the test's own genre and hundreds of times larger), the vectors are rescaled to the random
-# initialisation's standard deviation before training, and 8 epochs of AdaGrad on 1.6 M in-domain characters
-# then move them far from where they started.
+# **What the cpu run shows.** On PKU, MMTNN beats our re-implementation of Zheng et al. by
+# {glue:text}`pku_mmtnn_lead:.1f` points of F without pre-training and {glue:text}`pku_mmtnn_lead_pre:.1f` with it
+# (paper: {glue:text}`paper_pku_mmtnn_lead:.1f` and {glue:text}`paper_pku_mmtnn_lead_pre:.1f`), and MMTNN's F
+# ({glue:text}`pku_mmtnn_f1:.1f`) lands on the paper's {glue:text}`paper_pku_mmtnn_f1:.1f`. Pre-training, however,
+# barely moves our models ({glue:text}`pku_mmtnn_pretraining_gain:+.1f` F for MMTNN,
+# {glue:text}`pku_nn_pretraining_gain:+.1f` for Zheng et al.; paper
+# {glue:text}`paper_pku_mmtnn_pretraining_gain:+.1f` and {glue:text}`paper_pku_nn_pretraining_gain:+.1f`), so
+# MMTNN + pre-training ({glue:text}`pku_mmtnn_pre_f1:.1f`) stays {glue:text}`pku_mmtnn_pre_gap:.1f` below the
+# paper's {glue:text}`paper_pku_mmtnn_pre_f1:.1f`. Our pre-training differs in three ways that all weaken it: the
+# corpus (10 M characters of 2020s news transcripts, Wikipedia and web text, one word2vec epoch, vs Chinese
+# Gigaword, newswire of the test's own genre and hundreds of times larger), the vectors are rescaled to the
+# random initialisation's standard deviation before training, and 8 epochs of AdaGrad on 1.6 M in-domain
+# characters then move them far from where they started.
 #
-# On MSR the gap to the paper is large (MMTNN 87.1 vs 94.4) and expected: our MSR training set is a 3,999-sentence
-# sample, 4.6 % of the official one (184 k characters instead of 4 M), so OOV recall and F are those of a
-# small-data model. The ordering (MMTNN above Zheng et al., by 3.7 points) holds there too. The MSR rows are a
-# small-data experiment, not a reproduction of the paper's MSR numbers.
+# On MSR the gap to the paper is large (MMTNN {glue:text}`msr_mmtnn_f1:.1f` vs {glue:text}`paper_msr_mmtnn_f1:.1f`)
+# and expected: our MSR training set is a 3,999-sentence sample, 4.6 % of the official one (184 k characters
+# instead of 4 M), so OOV recall and F are those of a small-data model. MMTNN stays above Zheng et al. there too,
+# by {glue:text}`msr_mmtnn_lead:.1f` points without pre-training and {glue:text}`msr_mmtnn_lead_pre:.1f` with it.
+# The MSR rows are a small-data experiment, not a reproduction of the paper's MSR numbers.

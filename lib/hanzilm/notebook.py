@@ -7,6 +7,7 @@ context that `write_results` records."""
 from __future__ import annotations
 
 import random
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -70,3 +71,26 @@ def show(table: pd.DataFrame, footnote_columns: tuple[str, ...] = ("data", "pape
     display(shown)
     if notes:
         display(Markdown("\n".join(f"[{n}] {text}  " for text, n in notes.items())))
+
+
+def glue_values(values: Mapping[str, object]) -> None:
+    """Glue each value under its name (myst-nb), for the notebook's markdown to paste: {glue:text}`name:.1f`.
+    A number in the prose is then the run's, not typed by hand (tests/test_prose_numbers.py checks that none is).
+
+    Nothing is displayed in the notebook. numpy scalars become plain Python numbers (myst-nb formats their text
+    with the role's format spec) and floats keep 6 significant digits, so a re-executed smoke notebook stores
+    the same text (nbval compares it)."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, _plain(value), display=False)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(f"{float(value):.6g}")
+    return str(value)

@@ -156,3 +156,39 @@ def verdict(table: pd.DataFrame) -> str:
             direction = "Backpack < GPT-2, **the opposite of** the paper's direction"
         lines.append(f"- Cloze {k.replace('top', 'top-')}: Backpack {b:.2%}, GPT-2 {g:.2%}: {direction}.")
     return "\n".join(lines)
+
+
+# ---- the numbers the readings cite (glued into their prose: hanzilm.notebook.glue_values) ----
+
+def budget_params_m(mc: BackpackConfig) -> float:
+    """Parameters (millions, no position embeddings) if the sense network's second feed-forward were one d -> k d
+    map, the "(k-2)d^2 ~ k d^2" that Appendix A.2 budgets for the senses, instead of our (and the authors'
+    code's) d -> 4d -> k d."""
+    d, k, bias = mc.n_embd, mc.n_senses, int(mc.bias)
+    ours = d * 4 * d + 4 * d * k * d + bias * (4 * d + k * d)
+    budget = d * k * d + bias * k * d
+    return (param_count(mc, positions=False) - ours + budget) / 1e6
+
+
+def parameter_numbers(params: pd.DataFrame) -> dict[str, float]:
+    """The parameter page's reading (`params`: the written `parameters` table): each paper model's count, ours and
+    the paper's, our difference in percent, and the Backpacks' count with the Appendix A.2 sense budget."""
+    v = params[params.metric == "params_m"].set_index("model")
+    configs = paper_configs()
+    out: dict[str, float] = {}
+    for size in PAPER_SIZES:
+        for arch in MODEL_LABELS.values():
+            name, key = f"{arch}-{size}", f"{arch.lower()}_{size}"
+            out[f"{key}_m"], out[f"paper_{key}_m"] = v.ours[name], v.paper[name]
+            out[f"{key}_vs_paper_pct"] = 100 * (v.ours[name] / v.paper[name] - 1)
+        out[f"backpack_{size}_budget_m"] = budget_params_m(configs[f"Backpack-{size}"])
+    return out
+
+
+def table1_numbers(table: pd.DataFrame, ev: Evaluation) -> dict[str, float]:
+    """Table 1's reading: each model's cloze accuracies (fractions), and the sizes of the test split and the
+    cloze set."""
+    v = table.set_index(["arch", "metric"])["ours"]
+    out = {f"{arch}_cloze_{k}": float(v[(arch, f"cloze_{k}")]) for arch in MODELS for k in ("top1", "top3")}
+    out.update({"test_tokens": int(ev.perplexity["gpt"]["tokens"]), "cloze_cases": len(ev.cases)})
+    return out

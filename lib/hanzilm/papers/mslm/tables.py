@@ -11,6 +11,7 @@ Long tables carry the `dataset` column ("PKU", "PTB") that `DATASETS` maps to th
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,7 +21,8 @@ import torch
 from ...results import paper_values
 from ...store import load_history
 from . import experiment
-from .experiment import CORPORA, SELECTIONS, MSLMChapter, SLMExperiment, cells, evaluate_corpus, train_slm
+from .experiment import (CORPORA, SELECTIONS, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
+                         train_slm)
 from .model import ENCODERS
 
 DATASETS = {corpus.upper(): names for corpus, names in experiment.DATASETS.items()}   # by="dataset"
@@ -247,3 +249,103 @@ def last_evaluation(curves: pd.DataFrame) -> pd.DataFrame:
     """Each run's dev metrics at its last evaluation: one row per (dataset, model, seed)."""
     last = curves.sort_values("step").groupby(["dataset", "model", "seed", "metric"]).last().reset_index()
     return last.pivot_table(index=["dataset", "model", "seed"], columns="metric", values="ours", sort=False)
+
+
+# ---- the numbers of Table 2's reading (glued into its prose: hanzilm.notebook.glue_values) ---------------------
+
+def selection_agreement(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset: how many runs there are, in how many both selections (best dev bpc, best dev MCC) kept the
+    same checkpoint, and in how many that checkpoint is the run's last step. Where they agree, the lightly
+    supervised row is the unsupervised one again."""
+    steps = {(c.corpus.upper(), c.encoder.upper(), c.seed): c.exp.train.steps for c in cells(ch)}
+    picked = runs.pivot_table(index=["dataset", "model", "seed"], columns="selection", values="selected_step")
+    last = [steps[key] for key in picked.index]
+    same = picked["unsupervised"] == picked["lightly supervised"]
+    both_last = same & (picked["unsupervised"] == last)
+    return pd.DataFrame({"runs": same.groupby("dataset").size(), "same_checkpoint": same.groupby("dataset").sum(),
+                         "same_and_last": both_last.groupby("dataset").sum()}).reset_index()
+
+
+def _cell(table: pd.DataFrame, column: str, dataset: str, selection: str, model: str, metric: str) -> float:
+    """One value of Table 2's long table (NaN where the row is missing)."""
+    rows = table[(table.dataset == dataset) & (table.selection == selection) & (table.model == model)
+                 & (table.metric == metric)]
+    return float(rows[column].iloc[0]) if len(rows) else float("nan")
+
+
+def _rslm_bpc_lead(table: pd.DataFrame, column: str, dataset: str, selection: str) -> float:
+    """The best transformer's bpc minus the RSLM's (positive: the RSLM has the lowest bpc)."""
+    bpc = {m: _cell(table, column, dataset, selection, m, "bpc_median") for m in ("RSLM", "MSLM", "DMSLM")}
+    return min(bpc["MSLM"], bpc["DMSLM"]) - bpc["RSLM"]
+
+
+def table2_numbers(table: pd.DataFrame, agreement: pd.DataFrame) -> dict[str, float]:
+    """The numbers Table 2's reading cites, by name: `table` is the written Table 2 (ours and the paper's),
+    `agreement` is `selection_agreement`."""
+    f1 = table[table.metric == "f1_median"]
+    ptb_f1, ptb_bpc = f1[f1.dataset == "PTB"], table[(table.metric == "bpc_median") & (table.dataset == "PTB")]
+    pku_bpc = table[(table.metric == "bpc_median") & (table.dataset == "PKU")]
+    cell = lambda column, dataset, model, metric="f1_median", selection="unsupervised": _cell(  # noqa: E731
+        table, column, dataset, selection, model, metric)
+    out = {
+        "ptb_f1_gap_max": float((ptb_f1.ours - ptb_f1.paper).abs().max()),
+        "ptb_bpc_excess_min_pct": float(100 * (ptb_bpc.ours / ptb_bpc.paper - 1).min()),
+        "ptb_bpc_excess_max_pct": float(100 * (ptb_bpc.ours / ptb_bpc.paper - 1).max()),
+        "pku_bpc_min": float(pku_bpc.ours.min()), "pku_bpc_max": float(pku_bpc.ours.max()),
+        "paper_pku_bpc_min": float(pku_bpc.paper.min()), "paper_pku_bpc_max": float(pku_bpc.paper.max()),
+    }
+    for column, prefix in (("ours", ""), ("paper", "paper_")):
+        for selection, tag in (("unsupervised", "unsup"), ("lightly supervised", "light")):
+            out[f"{prefix}ptb_rslm_bpc_lead_{tag}"] = _rslm_bpc_lead(table, column, "PTB", selection)
+            out[f"{prefix}pku_mslm_rslm_gap_{tag}"] = (cell(column, "PKU", "MSLM", selection=selection)
+                                                       - cell(column, "PKU", "RSLM", selection=selection))
+        for model in ("RSLM", "MSLM", "DMSLM"):
+            out[f"{prefix}pku_{model.lower()}_f1"] = cell(column, "PKU", model)
+            out[f"{prefix}pku_{model.lower()}_f1_light"] = cell(column, "PKU", model, selection="lightly supervised")
+            out[f"{prefix}pku_{model.lower()}_bpc"] = cell(column, "PKU", model, "bpc_median")
+    out["pku_rslm_shortfall"] = out["paper_pku_rslm_f1"] - out["pku_rslm_f1"]
+    for row in agreement.itertuples():
+        name = row.dataset.lower()
+        out.update({f"{name}_runs": int(row.runs), f"{name}_same_checkpoint": int(row.same_checkpoint),
+                    f"{name}_other_checkpoint": int(row.runs - row.same_checkpoint),
+                    f"{name}_same_and_last": int(row.same_and_last)})
+    return out
+
+
+def paper_text_cells() -> pd.DataFrame:
+    """The Table 2 cells the paper gives only in its text (selection "unsupervised", with their learning rate),
+    in Table 2's long form: dataset, selection, model, lr, metric, paper, paper_source."""
+    metrics = {m: m for m in ("f1_median", "f1_mean", "f1_sd", "n_seeds")}
+    p = paper_values("mslm_table2.csv", keys={"dataset": "dataset", "selection": "selection", "model": "model",
+                                              "lr": "lr"}, metrics=metrics)
+    return p[~p["selection"].isin(PAPER_SELECTION)].reset_index(drop=True)
+
+
+def paper_at_our_lr(table: pd.DataFrame, text_cells: pd.DataFrame) -> str:
+    """Markdown: each cell the paper's text gives at the learning rate we train that cell with, beside ours
+    (median and mean ± sd of word F1) and the paper's Table 2 row at its own rate."""
+    lines = []
+    for (dataset, selection, model, lr), paper in text_cells.groupby(["dataset", "selection", "model", "lr"]):
+        ours_lr = _cell(table, "ours", dataset, selection, model, "lr")
+        if not math.isclose(ours_lr, lr):
+            continue
+        p = paper.set_index("metric")["paper"]
+        o = {m: _cell(table, "ours", dataset, selection, model, m) for m in ("f1_median", "f1_mean", "f1_sd",
+                                                                               "n_seeds")}
+        lines.append(
+            f"- {dataset} {selection} {model} at lr {_rate(lr)}, our rate: the paper's text gives median word F1 "
+            f"{p['f1_median']:.1f} ({_mean_sd(p)}); ours {o['f1_median']:.1f} ({_mean_sd(o)}). The "
+            f"paper's Table 2 cell is its run at lr {_rate(paper_lr(dataset, model, selection))}: median "
+            f"{_cell(table, 'paper', dataset, selection, model, 'f1_median'):.1f}.")
+    return "\n".join(lines) or "- The paper's text gives no Table 2 cell at our learning rates."
+
+
+def _rate(lr: float) -> str:
+    """A learning rate as the paper writes it: 1e-3, 2e-3, 6e-4."""
+    mantissa, exponent = f"{lr:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _mean_sd(v: Any) -> str:
+    sd = f" ± {v['f1_sd']:.1f}" if pd.notna(v["f1_sd"]) else ""
+    return f"mean {v['f1_mean']:.1f}{sd}, {v['n_seeds']:.0f} seed{'s' if v['n_seeds'] != 1 else ''}"
