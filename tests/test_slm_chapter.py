@@ -158,7 +158,7 @@ def test_evaluate_run_reads_test_bpc_off_the_heldout_pass_and_caches(tmp_path, m
     assert out["unsupervised"]["bpc_sentence_mean"] == pytest.approx(alone.metrics["bpc_sentence_mean"], rel=1e-5)
     assert out["unsupervised"]["word_f1"] == pytest.approx(both.metrics["word_f1"])
     assert not math.isnan(out["lightly supervised"]["selected_step"])
-    assert (run_dir(ch.store, exp) / "eval-heldout-25.json").is_file()
+    assert (run_dir(ch.store, exp) / "eval-heldout-25-official.json").is_file()  # named by the scoring mode
 
     def no_training(*a, **k):
         raise AssertionError("evaluate_run retrained a stored run")

@@ -36,6 +36,7 @@ import torch
 from ...data.resolve import checksums
 from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
+from ...eval.sighan import DEFAULT_MODE, EXACT
 from ...io import atomic_write_text
 from ...profiles import Profile, get_profile
 from ...progress import progress
@@ -222,9 +223,9 @@ class CorpusEval:
 
 @torch.no_grad()
 def evaluate_corpus(model: SegmentalLM, data: SLMData, sentences: Sequence[Sequence[str]],
-                    batch_chars: int = 16384) -> CorpusEval:
+                    batch_chars: int = 16384, scoring: str = DEFAULT_MODE) -> CorpusEval:
     """Bits per character (total bits / total characters) and the Viterbi segmentation scored against the
-    gold words of `sentences`."""
+    gold words of `sentences` (the SIGHAN scorer in mode `scoring`)."""
     was_training = model.training
     model.eval()
     texts = ["".join(s) for s in sentences]
@@ -240,7 +241,7 @@ def evaluate_corpus(model: SegmentalLM, data: SLMData, sentences: Sequence[Seque
     model.train(was_training)
     bits = [-lp / math.log(2) for lp in logp]
     chars = sum(map(len, texts))
-    metrics = segmentation_metrics(sentences, segs)
+    metrics = segmentation_metrics(sentences, segs, scoring)
     metrics["bpc"] = sum(bits) / chars
     metrics["bpc_sentence_mean"] = float(np.mean([b / len(t) for b, t in zip(bits, texts)]))
     return CorpusEval(sum(bits), chars, [b / len(t) for b, t in zip(bits, texts)], segs, metrics)
@@ -252,7 +253,8 @@ def dev_evaluator(exp: SLMExperiment, data: SLMData):
     dev = data.dev[:exp.dev_sentences] if exp.dev_sentences else data.dev
 
     def evaluate(model: SegmentalLM) -> dict[str, float]:
-        m = evaluate_corpus(model, data, dev, exp.eval_batch_chars).metrics
+        # during training: the exact alignment the stored runs' learning curves were recorded with (no diff)
+        m = evaluate_corpus(model, data, dev, exp.eval_batch_chars, scoring=EXACT).metrics
         return {"dev_bpc": m["bpc"], "dev_mcc": m["boundary_mcc"], "dev_f1": m["word_f1"],
                 "dev_boundary_f1": m["boundary_f1"]}
     return evaluate
@@ -344,8 +346,10 @@ def evaluate_run(ch: MSLMChapter, exp: SLMExperiment) -> dict[str, dict[str, flo
 
 
 def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
+    """The cached evaluation, named by the scoring mode too: a record made with another alignment (the files
+    `eval-<split>.json`, from the exact alignment) is not read back for the default one."""
     limit = "" if ch.eval_sentences is None else f"-{ch.eval_sentences}"
-    return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}.json"
+    return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}.json"
 
 
 def _worker(ch: MSLMChapter, exp: SLMExperiment, threads: int) -> SLMExperiment:

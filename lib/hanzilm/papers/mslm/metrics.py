@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...eval.sighan import score
+from ...eval.sighan import DEFAULT_MODE, score
 
 
 def boundaries(words: Sequence[str]) -> set[int]:
@@ -64,9 +64,11 @@ def boundary_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]
     return c
 
 
-def segmentation_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Word precision / recall / F1 (SIGHAN scorer, in %) and boundary precision / recall / F1 / MCC (in %)."""
-    words = score([], gold, pred).total
+def segmentation_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
+                         mode: str = DEFAULT_MODE) -> dict[str, float]:
+    """Word precision / recall / F1 (SIGHAN scorer in `mode`, in %) and boundary precision / recall / F1 / MCC
+    (in %)."""
+    words = score([], gold, pred, mode=mode).total
     b = boundary_counts(gold, pred)
     return {"word_precision": 100 * words.precision, "word_recall": 100 * words.recall, "word_f1": 100 * words.f1,
             "boundary_precision": 100 * b.precision, "boundary_recall": 100 * b.recall,
