@@ -382,3 +382,13 @@ def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -
     plt.close(fig)
     if dropped:
         display(Markdown(f"({dropped} of its numbers are zero or negative and left off the log axes.)"))
+
+
+def show_table(profile: str, paper: str, table: str) -> None:
+    """On a chapter page: the registry's claims about one of the paper's tables, evaluated on the profile's
+    results (all claims are evaluated, so copied evidence is judged as on the glance page)."""
+    from IPython.display import HTML, display
+
+    verdicts = evaluate(profile)
+    mine = verdicts[(verdicts.paper == paper) & verdicts.table.str.contains(rf"\b{re.escape(table)}\b")]
+    display(HTML(scorecard_html(mine, paper)))

@@ -101,25 +101,6 @@ def side_by_side(table: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def orderings(runs: pd.DataFrame) -> pd.DataFrame:
-    """The paper's qualitative claims checked on our medians: PKU MSLM > RSLM on F1 in both selections; PTB RSLM
-    has the best test bpc (unsupervised selection)."""
-    med = runs.groupby(["dataset", "selection", "model"]).median(numeric_only=True)
-    rows = []
-    for sel in SELECTIONS:
-        a, b = med.loc[("PKU", sel, "MSLM"), "word_f1"], med.loc[("PKU", sel, "RSLM"), "word_f1"]
-        rows.append({"claim": f"PKU, {sel}: MSLM F1 > RSLM F1", "ours": f"{a:.2f} vs {b:.2f}", "holds": a > b})
-    ptb = med.loc[("PTB", "unsupervised")]["bpc"]
-    rows.append({"claim": "PTB, unsupervised: RSLM has the lowest bpc",
-                 "ours": ", ".join(f"{m} {v:.3f}" for m, v in ptb.items()), "holds": ptb.idxmin() == "RSLM"})
-    return pd.DataFrame(rows)
-
-
-def verdict(claims: pd.DataFrame) -> str:
-    """The orderings as one sentence: each claim, our numbers and whether it holds."""
-    return "; ".join(f"{r.claim}: {r.ours} ({'holds' if r.holds else 'does not hold'})" for r in claims.itertuples())
-
-
 # ---- Table 3 and the PKU recall analysis ---------------------------------------------------------------------
 
 def boundary_table(runs: pd.DataFrame) -> pd.DataFrame:
