@@ -222,7 +222,6 @@ def page_violations(page: Path, results: Path = CPU) -> list[str]:
 
 # pages owned by other changes of issue 12, whose prose still types results; strict: remove the mark once fixed
 KNOWN = {
-    "mmtnn/scorer_check.py": "the scorer-check page (jieba F typed in the reading) is rewritten with the scorer",
 }
 
 

@@ -126,3 +126,37 @@ def test_the_reading_rule_scores_exactly_as_the_official_script(official, tmp_pa
     theirs = run(words, gold, test)
     assert format_report(score_files(words, gold, test, keep_diff=True), per_line=True) == theirs
     assert summary(format_report(score_files(words, gold, test))) == summary(theirs)
+
+
+def test_run_official_script_and_report_totals(official, tmp_path):
+    words, gold, test = tmp_path / "w.utf8", tmp_path / "g.utf8", tmp_path / "t.utf8"
+    words.write_text("中国\n", encoding="utf-8")
+    gold.write_text("中国 人民\n的 的 是\n", encoding="utf-8")
+    test.write_text("中国人 民\n的 的是\n", encoding="utf-8")
+    theirs = sighan.report_totals(sighan.run_official_script(words, gold, test))
+    assert len(theirs) == 12 and "F MEASURE" in theirs
+    assert theirs == sighan.report_totals(format_report(score_files(words, gold, test)))
+    assert theirs["TOTAL TRUE WORD COUNT"] == "5" and theirs["OOV Rate"] == "0.800"
+
+
+def test_a_changed_official_script_is_refused(tmp_path, monkeypatch):
+    fake = tmp_path / sighan.OFFICIAL_SCRIPT
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/usr/bin/perl\nprint 1;\n")
+    monkeypatch.setenv(MIRROR_ENV, str(tmp_path))
+    with pytest.raises(sighan.DataError, match="not the official scorer"):
+        sighan.official_script()
+
+
+def test_parity_view_flags_a_differing_total():
+    import pandas as pd
+
+    from hanzilm.papers.mmtnn import tables
+
+    rows = [{"system": s, "alignment": a, "metric": m, "ours": v}
+            for s, script_f, ours_f in (("good", 0.9, 0.9), ("bad", 0.5, 0.6))
+            for a, v_f in ((tables.SCRIPT, script_f), (tables.ALIGNMENTS["official"], ours_f),
+                           (tables.ALIGNMENTS["exact"], ours_f))
+            for m, v in (("F MEASURE", v_f), ("TOTAL INSERTIONS", 3.0))]
+    view = tables.parity_view(pd.DataFrame(rows))
+    assert view.same_as_script.tolist() == [True, True, False, True]

@@ -539,6 +539,48 @@ def _middle_pairs(a: Sequence, b: Sequence) -> list[tuple[int, int]]:
     return pairs
 
 
+# ---- the official script itself, for parity checks ----
+
+OFFICIAL_SCRIPT = "seg/sighan2005/scripts/score"  # in the data mirror (icwb2-data, unmodified)
+OFFICIAL_SCRIPT_SHA256 = "7b9410b0d5433e22067e4c75f5bd9fa7ba13e16357bca5fd050e4493f3e5189e"
+
+
+def official_script() -> Path:
+    """The bakeoff's own perl scorer from the data mirror ($HANZILM_DATA_MIRROR or ../shared/data), checked."""
+    from ..data.resolve import MIRROR_ENV, file_sha256, shared_data_dir
+
+    roots = [Path(os.environ[MIRROR_ENV])] if os.environ.get(MIRROR_ENV) else []
+    roots += [r for r in (shared_data_dir(),) if r is not None]
+    for root in roots:
+        path = root / OFFICIAL_SCRIPT
+        if path.is_file():
+            if file_sha256(path) != OFFICIAL_SCRIPT_SHA256:
+                raise DataError(f"not the official scorer (sha256 {file_sha256(path)}, expected "
+                                f"{OFFICIAL_SCRIPT_SHA256})", path=path)
+            return path
+    raise DataError(f"the official scorer {OFFICIAL_SCRIPT} is in none of: {', '.join(map(str, roots)) or '-'}")
+
+
+def run_official_script(train_words: str | Path, gold: str | Path, test: str | Path) -> str:
+    """What the official script prints for these files, run with the OS perl and diff in DIFF_LOCALE."""
+    perl = shutil.which("perl")
+    if perl is None:
+        raise HanzilmError("running the official scorer needs perl (Debian: perl-base)")
+    r = subprocess.run([perl, str(official_script()), str(train_words), str(gold), str(test)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_diff_env())
+    if r.returncode != 0:
+        raise HanzilmError(f"the official scorer failed (exit status {r.returncode}): "
+                           f"{r.stderr.decode('utf-8', 'replace').strip()}")
+    return _text(r.stdout)
+
+
+def report_totals(report: str) -> dict[str, str]:
+    """The summary of a report (the script's or `format_report`'s): each `=== NAME:<TAB>value` line, as
+    printed (TOTAL INSERTIONS, ..., F MEASURE, OOV Rate, OOV Recall Rate, IV Recall Rate)."""
+    found = re.findall(r"^=== ([^:\n]+):\t(.*)$", report, flags=re.M)
+    return dict(found)
+
+
 # ---- the cross-check: character offsets ----
 
 def offset_line(gold: Sequence[str], test: Sequence[str], dictionary: frozenset[str] | set[str]) -> Counts:

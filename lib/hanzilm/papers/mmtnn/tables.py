@@ -6,17 +6,23 @@
     table6(ch)            # + bigram embeddings, beside the paper's comparison rows (not re-run)
     table4(ch)            # nearest characters in MMTNN's lookup table
     scorer_jieba()        # our scorer on jieba's output, beside the official script's F
+    scorer_side_by_side(ch)  # the official script run here, beside our scorer in both modes
 
 Every model is trained (or loaded) through `experiment.evaluate`, so the tables share their models.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import math
+import tempfile
+from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
-from ...eval.sighan import Counts, offset_counts, score
+from ...data.resolve import resolve
+from ...eval.sighan import (Counts, format_report, offset_counts, report_totals, run_official_script,
+                              score)
 from ...results import paper_values
 from . import experiment as ex
 from .experiment import DATASETS, MODELS, MMTNNChapter
@@ -128,60 +134,95 @@ def row_datasets(table: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
 # ---- the scorer check ----
 
 OFFICIAL_JIEBA_F = {"PKU": 81.8, "MSR": 81.3}  # ../shared/anchors.md: jieba 0.42.1, the official script
-WORD_DIFF, OFFSETS = "word diff (the script's alignment)", "character offsets"
+SCRIPT = "official script (perl, GNU diff)"
+ALIGNMENTS = {"official": "ours, official mode (the book's)", "exact": "ours, exact mode (LCS)"}
+OFFSETS = "ours, character offsets"
 
 
-def scorer_jieba() -> pd.DataFrame:
-    """jieba 0.42.1 (default mode) on the whole official test inputs, F by our scorer with both alignments
-    beside the official script's, and how many test lines differ from their gold."""
+def jieba_output(lines: Sequence[str]) -> list[list[str]]:
     import jieba
 
     jieba.setLogLevel(60)
+    return [[w for w in jieba.cut(line) if w.strip()] for line in lines]
+
+
+def scorer_jieba() -> pd.DataFrame:
+    """jieba 0.42.1 (default mode) on the whole official test inputs: F by our scorer in both modes and by
+    character offsets, beside the official script's F as `../shared/anchors.md` records it, and how many test
+    lines differ from their gold."""
     rows: list[dict] = []
     for dataset, d in DATASETS.items():
         lines, gold = ex.test_set(dataset)  # the whole test set, as the official script's numbers are
-        output = [[w for w in jieba.cut(line) if w.strip()] for line in lines]
+        output = jieba_output(lines)
         words = ex.training_words(dataset)
-        result = score(words, gold, output, allow_mismatch=True)
         system = {"dataset": d["label"], "system": "jieba 0.42.1 (default)"}
-        for alignment, counts in (("word diff (the script's)", result.total),
-                                  ("character offsets", offset_counts(words, gold, output))):
-            rows.append({**system, "alignment": alignment, "official_script_f1": OFFICIAL_JIEBA_F[d["label"]],
-                         "metric": "f1", "ours": round(100 * counts.f1, 4)})
+        results = {mode: score(words, gold, output, allow_mismatch=True, mode=mode) for mode in ALIGNMENTS}
+        counts = {**{ALIGNMENTS[m]: r.total for m, r in results.items()},
+                  OFFSETS: offset_counts(words, gold, output)}
+        rows += [{**system, "alignment": alignment, "official_script_f1": OFFICIAL_JIEBA_F[d["label"]],
+                  "metric": "f1", "ours": round(100 * c.f1, 4)} for alignment, c in counts.items()]
         rows.append({**system, "alignment": "-", "official_script_f1": float("nan"),
-                     "metric": "lines_differing_from_gold", "ours": len(result.mismatched)})
+                     "metric": "lines_differing_from_gold", "ours": len(results["official"].mismatched)})
     return pd.DataFrame(rows)
 
 
-def alignments(ch: MMTNNChapter) -> dict[str, Counts]:
-    """Table 3's MMTNN on the PKU test set, scored by the word diff (the script's) and by character offsets."""
-    _, output = ex.test_scores(ch, ex.get_segmenter(ch, ch.model(dataset="pku", model="mmtnn")), "pku")
+def parity_systems(ch: MMTNNChapter) -> dict[str, list[list[str]]]:
+    """Outputs of very different quality on the chapter's PKU test lines (`ch.test_lines`): Table 3's MMTNN,
+    jieba, and one character per word (which the two alignments score most differently)."""
+    lines, gold = ex.test_set("pku", ch.test_lines)
+    _, mmtnn = ex.test_scores(ch, ex.get_segmenter(ch, ch.model(dataset="pku", model="mmtnn")), "pku")
+    return {"MMTNN (Table 3)": mmtnn, "jieba 0.42.1": jieba_output(lines),
+            "one character per word": [list("".join(g)) for g in gold]}
+
+
+def scorer_side_by_side(ch: MMTNNChapter) -> pd.DataFrame:
+    """Every total the official script prints (its `===` lines), run here with perl and GNU diff on the official
+    PKU gold lines and training word list, beside ours in both modes, for each of `parity_systems`. Ours are
+    computed the way the chapter's tables are (`experiment.test_set`, `experiment.training_words`, `score`).
+    Long: dataset, system, alignment, metric (the script's name), ours (the value as printed)."""
+    d = DATASETS["pku"]
+    words_file, gold_file = resolve("sighan2005", d["words"]), resolve("sighan2005", d["gold"])
     _, gold = ex.test_set("pku", ch.test_lines)
     words = ex.training_words("pku")
-    return {WORD_DIFF: score(words, gold, output).total, OFFSETS: offset_counts(words, gold, output)}
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="hanzilm-parity-") as tmp:
+        gold_part = Path(tmp) / d["gold"]  # the gold file's own lines (CRLF and all), as many as are scored
+        gold_part.write_bytes(b"\n".join(gold_file.read_bytes().split(b"\n")[:len(gold)]) + b"\n")
+        for system, output in parity_systems(ch).items():
+            out = Path(tmp) / "output.txt"
+            out.write_text("".join(" ".join(ws) + "\n" for ws in output), encoding="utf-8")
+            printed = {SCRIPT: report_totals(run_official_script(words_file, gold_part, out))}
+            for mode, alignment in ALIGNMENTS.items():
+                printed[alignment] = report_totals(format_report(score(words, gold, output, mode=mode)))
+            rows += [{"dataset": d["label"], "system": system, "alignment": alignment, "metric": metric,
+                      "ours": math.nan if value == "--" else float(value)}
+                     for alignment, totals in printed.items() for metric, value in totals.items()]
+    return pd.DataFrame(rows)
 
 
-def script_totals(c: Counts) -> dict[str, float]:
-    """The totals the official script prints (its `===` lines), under its names."""
-    return {"TOTAL INSERTIONS": c.insertions, "TOTAL DELETIONS": c.deletions, "TOTAL SUBSTITUTIONS": c.substitutions,
-            "TOTAL NCHANGE": c.nchange, "TOTAL TRUE WORD COUNT": c.true_words, "TOTAL TEST WORD COUNT": c.test_words,
-            "TOTAL TRUE WORDS RECALL": round(c.recall, 3), "TOTAL TEST WORDS PRECISION": round(c.precision, 3),
-            "F MEASURE": round(c.f1, 3), "OOV Rate": round(c.oov_rate, 3), "OOV Recall Rate": round(c.oov_recall, 3),
-            "IV Recall Rate": round(c.iv_recall, 3)}
+def parity_view(side: pd.DataFrame) -> pd.DataFrame:
+    """One row per (system, printed total), one column per scorer, and whether the official mode prints the
+    script's value."""
+    wide = side.pivot_table(index=["system", "metric"], columns="alignment", values="ours", sort=False,
+                            dropna=False)[[SCRIPT, *ALIGNMENTS.values()]]
+    return wide.assign(same_as_script=wide[SCRIPT].eq(wide[ALIGNMENTS["official"]]))
 
 
-def totals_side_by_side(counts: Mapping[str, Counts]) -> pd.DataFrame:
-    """One column per alignment, one row per script total, and whether the two alignments agree."""
-    side = pd.DataFrame({name: script_totals(c) for name, c in counts.items()})
-    return side.assign(equal=side.iloc[:, 0] == side.iloc[:, 1])
-
-
-def scorer_side_by_side(counts: Mapping[str, Counts]) -> pd.DataFrame:
-    side = pd.DataFrame({name: script_totals(c) for name, c in counts.items()})
-    long = side.reset_index(names="metric").melt(id_vars="metric", var_name="alignment", value_name="ours")
-    long.insert(0, "model", LABELS["mmtnn"])
-    long.insert(0, "dataset", DATASETS["pku"]["label"])
-    return long[["dataset", "model", "alignment", "metric", "ours"]]
+def parity_numbers(side: pd.DataFrame, jieba: pd.DataFrame) -> dict[str, object]:
+    """The numbers the scorer page's reading cites."""
+    view = parity_view(side)
+    same = view.groupby(level="system", sort=False).same_as_script.all()
+    f = side[side.metric == "F MEASURE"].set_index(["system", "alignment"]).ours
+    j = jieba[jieba.metric == "f1"].set_index(["dataset", "alignment"]).ours
+    return {"parity_systems": len(same), "parity_identical": int(same.sum()),
+            "parity_totals": int(view.groupby(level="system").size().iloc[0]),
+            "onechar_f_script": f["one character per word", SCRIPT],
+            "onechar_f_exact": f["one character per word", ALIGNMENTS["exact"]],
+            "mmtnn_f_script": f["MMTNN (Table 3)", SCRIPT],
+            "mmtnn_f_exact": f["MMTNN (Table 3)", ALIGNMENTS["exact"]],
+            **{f"jieba_{ds.lower()}_{key}": j[ds, alignment] for ds in OFFICIAL_JIEBA_F
+               for key, alignment in (("official", ALIGNMENTS["official"]), ("exact", ALIGNMENTS["exact"]),
+                                      ("offsets", OFFSETS))}}
 
 
 # ---- the numbers the readings cite (glued into their prose: hanzilm.notebook.glue_values) ----
