@@ -322,7 +322,7 @@ def test_report_layout_and_cli(tmp_path, capsys):
     assert "=== TOTAL TRUE WORD COUNT:\t4\n" in report
     assert "=== F MEASURE:\t0.250\n" in report
     assert "=== OOV Recall Rate:\t0.500\n" in report
-    assert report.endswith(f"###\tout.utf8\t1\t1\t2\t4\t4\t4\t0.250\t0.250\t0.250\t0.500\t0.500\t0.000\n")
+    assert report.endswith("###\tout.utf8\t1\t1\t2\t4\t4\t4\t0.250\t0.250\t0.250\t0.500\t0.500\t0.000\n")
     for mode in ("official", "exact"):
         assert main(["score", "--mode", mode, str(words), str(gold), str(out)]) == 0
         printed = capsys.readouterr().out

@@ -60,8 +60,8 @@ from ..errors import DataError, HanzilmError
 OFFICIAL, EXACT = "official", "exact"
 MODES = (OFFICIAL, EXACT)
 DEFAULT_MODE = OFFICIAL
-# diff's side-by-side columns are measured with wcwidth in a UTF-8 locale and byte by byte in the C locale,
-# which changes how a word longer than its column is cut: one locale everywhere keeps the numbers reproducible
+# diff measures its side-by-side columns with the locale's character widths (in the C locale a non-ASCII byte
+# takes no column), which decides where a word longer than its column is cut: one locale keeps numbers stable
 DIFF_LOCALE = "C.UTF-8"
 DIFF_WORKERS = 2  # diff processes at once: each line is one short process, mostly fork/exec time
 
