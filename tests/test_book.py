@@ -72,8 +72,6 @@ def test_chapter_index_pages_fit(built, chapter):
 
 
 @needs_chromium
-@pytest.mark.xfail(strict=True, reason="issue 12: the glance page's first code cell is 13 px wider than the "
-                                       "article (a 79-character line); remove this mark when it fits")
 def test_glance_page_fits_and_its_images_load(built):
     html, _ = built
     report = pagecheck.check_page(html / "results_at_a_glance.html")
