@@ -50,7 +50,8 @@ gains
 ax = gains["f1"].drop(columns="range").plot.barh(figsize=(6.5, 2.8))
 ax.axvline(0, color="0.3", lw=0.8)
 ax.set_xlabel("F1 gain (points) on the PKU test set")
-ax.legend(title="seed", frameon=False, fontsize=8);
+ax.legend(title="seed", frameon=False, fontsize=8)
+ax.figure.tight_layout()
 
 # %%
 from IPython.display import Markdown, display
