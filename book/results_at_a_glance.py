@@ -14,10 +14,29 @@
 # %% [markdown]
 # # Results at a glance
 #
-# Which of the papers' findings hold on our runs. Every finding a reader comes to check, each ordering the
-# papers' tables state and each claim of their text, is one row of the claims registry
-# (`lib/hanzilm/targets/claims.csv`: the claim in the paper's words and how it is checked). Each is evaluated
-# from `results/<profile>/` (the book shows the `cpu` run) to one verdict:
+# Which of the papers' findings hold on our runs (the book shows the `cpu` run): every claim of the three
+# papers that a reader comes to check, checked one by one on `results/<profile>/`. Per paper:
+
+# %% tags=["parameters", "hide-input"]
+profile = "cpu"
+seed = 0
+
+# %% tags=["hide-input"]
+from hanzilm import claims
+from hanzilm.notebook import start
+from hanzilm.results import glance, write_results
+
+prof, run = start(profile, seed)
+verdicts = claims.evaluate(profile)
+write_results(claims.long_table(verdicts), chapter="summary",
+              name="claims", run=run, notes="claims.evaluate(profile)")
+claims.glue_pages(verdicts)
+claims.counts(verdicts)
+
+# %% [markdown]
+# Each claim (the papers' headline findings, each ordering their tables state and each claim of their text)
+# is one row of the claims registry, `lib/hanzilm/targets/claims.csv`: the claim in the paper's words and how
+# it is checked. Its verdict:
 #
 # - **reproduced**: our value is within the stated tolerance of the paper's (and in its direction);
 # - **holds**: the direction or ordering the paper states holds, the size does not match;
@@ -29,22 +48,6 @@
 # The same numbers never count twice: a claim whose evidence is a copy of another's (the lightly supervised
 # rows of a run that picked the same checkpoints as the unsupervised ones) is *not tested* and points to the
 # claim that counted it.
-
-# %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-
-# %%
-from hanzilm import claims
-from hanzilm.notebook import start
-from hanzilm.results import glance, write_results
-
-prof, run = start(profile, seed)
-verdicts = claims.evaluate(profile)
-write_results(claims.long_table(verdicts), chapter="summary",
-              name="claims", run=run, notes="claims.evaluate(profile)")
-claims.glue_pages(verdicts)
-claims.counts(verdicts)
 
 # %% [markdown]
 # Each paper's claims follow (click *evidence* for the numbers a claim is computed from), then a figure of every

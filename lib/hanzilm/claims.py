@@ -200,8 +200,8 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
     if same:
         i, j = same[0]
         return {**out, "verdict": "not tested", "_evidence": None,
-                "why": f"both sides are the same number ({refs[i].label} = {refs[j].label} = {_fmt(ours[i])}): "
-                       "the evidence cannot tell them apart"}
+                "why": f"both sides are the same number, {_fmt(ours[i])}: one is a copy of the other (see the "
+                       "evidence), so the claim tests nothing"}
     spread = _spread(c, tables, at)
     out["spread"] = spread
     direction = None
@@ -307,13 +307,13 @@ def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
     rows = []
     for r in verdicts[verdicts.paper == paper].itertuples():
         evidence = f"<details><summary>evidence</summary>{escape(r.evidence)}</details>" if r.evidence else ""
-        note = f"<br><small>{escape(r.note)}</small>" if r.note else ""
+        note = f"<br><span style='color:#57606a'>{escape(r.note)}</span>" if r.note else ""
         rows.append(
             f"<tr><td>{escape(r.table)}</td><td>{escape(r.claim)}{note}{evidence}</td>"
             f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b></td>"
             f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
             f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
-            f"<td><small>{escape(r.why)}</small></td></tr>")
+            f"<td>{escape(r.why)}</td></tr>")
     widths = (8, 38, 13, 9, 9, 23)
     return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
             "font-size:0.82em;line-height:1.35'>"
