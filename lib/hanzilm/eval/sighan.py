@@ -41,13 +41,11 @@ them (the official MSR test input differs from its gold on 16 lines). Trailing b
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
@@ -63,7 +61,7 @@ DEFAULT_MODE = OFFICIAL
 # diff measures its side-by-side columns with the locale's character widths (in the C locale a non-ASCII byte
 # takes no column), which decides where a word longer than its column is cut: one locale keeps numbers stable
 DIFF_LOCALE = "C.UTF-8"
-DIFF_WORKERS = 2  # diff processes at once: each line is one short process, mostly fork/exec time
+DIFF_WORKERS = 2  # diff processes at once (score's default workers): each line is one short process
 
 
 @dataclass
@@ -220,7 +218,7 @@ def read_dictionary(path: str | Path) -> set[str]:
 
 def score(dictionary: Iterable[str], gold: Sequence[Sequence[str]], test: Sequence[Sequence[str]], *,
           gold_name: str = "gold", test_name: str = "test", allow_mismatch: bool = False,
-          mode: str = DEFAULT_MODE, keep_diff: bool = False) -> ScoreResult:
+          mode: str = DEFAULT_MODE, keep_diff: bool = False, workers: int = DIFF_WORKERS) -> ScoreResult:
     """Score word lists line by line (both already split; blank lines are empty lists).
 
     `mode` is "official" (GNU `diff -y` per line, as the script) or "exact" (a longest common subsequence).
@@ -228,7 +226,7 @@ def score(dictionary: Iterable[str], gold: Sequence[Sequence[str]], test: Sequen
     differ from the gold line's is an error, unless allow_mismatch: then it is scored anyway, as the official
     script does silently, and its number is listed in `result.mismatched`. The official MSR test input itself
     differs from its gold on 16 lines (e.g. line 442 lacks the gold's final quotation mark). keep_diff keeps each
-    line's diff output (official mode) for `format_report(per_line=True)`."""
+    line's diff output (official mode) for `format_report(per_line=True)`; `workers` diff processes run at once."""
     if mode not in MODES:
         raise HanzilmError(f"unknown scoring mode {mode!r}: use one of {', '.join(MODES)}")
     words = {_bytes(w) for w in dictionary}
@@ -251,7 +249,7 @@ def score(dictionary: Iterable[str], gold: Sequence[Sequence[str]], test: Sequen
         result.scorer = "exact (a longest common subsequence of words)"
     else:
         exe, version = diff_program()
-        result.lines = _official_lines(jobs, words, exe, keep_diff)
+        result.lines = _official_lines(jobs, words, exe, keep_diff, workers)
         result.scorer = f"official (`diff -y` per line, {version})"
     for line in result.lines:
         result.total.add(line.counts)
@@ -265,11 +263,12 @@ def score_line(gold: Sequence[str], test: Sequence[str], dictionary: Iterable[st
 
 
 def score_files(train_words: str | Path | None, gold: str | Path, test: str | Path, *,
-                allow_mismatch: bool = False, mode: str = DEFAULT_MODE, keep_diff: bool = False) -> ScoreResult:
+                allow_mismatch: bool = False, mode: str = DEFAULT_MODE, keep_diff: bool = False,
+                workers: int = DIFF_WORKERS) -> ScoreResult:
     """`score` on files, read as the script reads them (`read_words`, `read_dictionary`)."""
     dictionary = read_dictionary(train_words) if train_words else set()
     return score(dictionary, read_words(gold), read_words(test), gold_name=str(gold), test_name=str(test),
-                 allow_mismatch=allow_mismatch, mode=mode, keep_diff=keep_diff)
+                 allow_mismatch=allow_mismatch, mode=mode, keep_diff=keep_diff, workers=workers)
 
 
 def _trim(lines: Sequence[Sequence[str]]) -> list[Sequence[str]]:
@@ -325,7 +324,7 @@ def _diff_env() -> dict[str, str]:
 
 
 def _official_lines(jobs: Sequence[tuple[int, list[bytes], list[bytes]]], dictionary: set[bytes], exe: str,
-                    keep_diff: bool) -> list[LineScore]:
+                    keep_diff: bool, workers: int = DIFF_WORKERS) -> list[LineScore]:
     env = _diff_env()
     with tempfile.TemporaryDirectory(prefix="hanzilm-score-") as tmp:
         def run(job: tuple[int, list[bytes], list[bytes]]) -> LineScore:
@@ -339,7 +338,7 @@ def _official_lines(jobs: Sequence[tuple[int, list[bytes], list[bytes]]], dictio
             _read_diff(out, dictionary, c)
             return LineScore(lineno, c, out if keep_diff else b"")
 
-        with ThreadPoolExecutor(DIFF_WORKERS) as pool:
+        with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(run, jobs))
 
 
@@ -669,18 +668,3 @@ def _script_name(name: str) -> str:
 
 def _f3(x: float) -> str:
     return "--" if math.isnan(x) else f"{x:.3f}"  # perl's sprintf("%2.3f"): the same C rounding
-
-
-def cli(args: argparse.Namespace) -> int:
-    """`hanzilm score` (parser in eval/commands.py)."""
-    words = None if args.train_words in ("-", "") else args.train_words
-    result = score_files(words, args.gold, args.test, allow_mismatch=args.allow_mismatch, mode=args.mode,
-                         keep_diff=args.per_line)
-    report = format_report(result, per_line=args.per_line).encode("utf-8", "surrogateescape")
-    sys.stdout.flush()
-    sys.stdout.buffer.write(report)
-    sys.stdout.buffer.flush()
-    if result.mismatched:
-        print(f"hanzilm score: warning: {len(result.mismatched)} line(s) differ from the gold in their characters "
-              f"and were scored anyway: {', '.join(map(str, result.mismatched[:20]))}", file=sys.stderr)
-    return 0

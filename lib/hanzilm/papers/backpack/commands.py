@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from ...cliutil import add_threads, set_threads
 from ...errors import HanzilmError
 from ...profiles import PROFILES
+
+THREADS = 1  # one character's senses: a few small products, which more threads do not speed up
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,21 +19,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which trained Backpack: the profile it was trained under (default: cpu)")
     p.add_argument("--top", type=int, default=10, help="characters per sense (default: 10)")
     p.add_argument("--no-gloss", action="store_true", help="leave out the CC-CEDICT glosses")
+    add_threads(p, THREADS)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
+    set_threads(args.threads)
     from ...data.lexicon import cedict
     from . import experiment
     from .projection import top_characters
 
+    set_threads(args.threads)  # torch is loaded now
     if len(args.char) != 1:
         raise HanzilmError(f"give one character, not {args.char!r}")
     if args.top < 1:
         raise HanzilmError("--top must be at least 1")
-    torch.set_num_threads(1)
     model, vocab = experiment.load_trained(experiment.configure(args.model), "backpack")
     if args.char not in vocab.stoi or args.char in vocab.specials:
         raise HanzilmError(f"{args.char!r} is not in the {args.model} model's vocabulary ({len(vocab)} entries)")

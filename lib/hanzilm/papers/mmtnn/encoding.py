@@ -1,18 +1,23 @@
-"""Sentences to the tensors the window taggers read: padded character ids, window bigram ids, BMES tags."""
+"""Sentences to the arrays the window taggers read: padded character ids, window bigram ids, BMES tags.
+
+`arrays` builds them in NumPy (what decoding reads, torch or not); `batch` hands the same to torch for training."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import torch
+import numpy as np
 
 from ...data.vocab import CharVocab
 from ...errors import DataError
 from ...io import atomic_write_text
 from .tags import normalize, words_to_tags
+
+if TYPE_CHECKING:
+    import torch
 
 PAD_START, PAD_END = "<s>", "</s>"
 SPECIALS = ("<unk>", PAD_START, PAD_END)
@@ -60,25 +65,32 @@ class Encoder:
         get = self.bigram_stoi.get
         return [get(padded[i:i + 2], 0) for i in range(len(padded) - 1)]
 
-    def batch(self, texts: Sequence[str], tags: Sequence[Sequence[int]] | None = None) -> dict[str, torch.Tensor]:
-        """Padded tensors for a list of texts: chars (B, L+4), lengths (B,), and bigrams (B, L+3), tags (B, L)."""
+    def arrays(self, texts: Sequence[str], tags: Sequence[Sequence[int]] | None = None) -> dict[str, np.ndarray]:
+        """Padded int64 arrays for a list of texts: chars (B, L+4), lengths (B,), and bigrams (B, L+3), tags (B, L)
+        (tags -1 beyond each length)."""
         lengths = [len(t) for t in texts]
         length = max(lengths, default=0)
-        chars = torch.full((len(texts), length + 4), self.end, dtype=torch.long)
+        chars = np.full((len(texts), length + 4), self.end, dtype=np.int64)
         for b, t in enumerate(texts):
-            chars[b, :len(t) + 4] = torch.tensor(self.char_ids(t))
-        out = {"chars": chars, "lengths": torch.tensor(lengths, dtype=torch.long)}
+            chars[b, :len(t) + 4] = self.char_ids(t)
+        out = {"chars": chars, "lengths": np.array(lengths, dtype=np.int64)}
         if self.bigrams is not None:
-            bigrams = torch.zeros((len(texts), length + 3), dtype=torch.long)
+            bigrams = np.zeros((len(texts), length + 3), dtype=np.int64)
             for b, t in enumerate(texts):
-                bigrams[b, :len(t) + 3] = torch.tensor(self.bigram_ids(t))
+                bigrams[b, :len(t) + 3] = self.bigram_ids(t)
             out["bigrams"] = bigrams
         if tags is not None:
-            gold = torch.full((len(texts), length), -1, dtype=torch.long)
+            gold = np.full((len(texts), length), -1, dtype=np.int64)
             for b, tg in enumerate(tags):
-                gold[b, :len(tg)] = torch.tensor(tg, dtype=torch.long)
+                gold[b, :len(tg)] = tg
             out["tags"] = gold
         return out
+
+    def batch(self, texts: Sequence[str], tags: Sequence[Sequence[int]] | None = None) -> dict[str, torch.Tensor]:
+        """`arrays` as torch tensors (sharing the memory)."""
+        import torch
+
+        return {name: torch.from_numpy(a) for name, a in self.arrays(texts, tags).items()}
 
     def batch_words(self, sentences: Sequence[Sequence[str]]) -> dict[str, torch.Tensor]:
         return self.batch(["".join(s) for s in sentences], [words_to_tags(s) for s in sentences])

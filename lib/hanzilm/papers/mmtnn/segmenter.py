@@ -8,25 +8,30 @@ up as full-width (`tags.normalize`); unknown characters map to <unk>; URLs and e
 runs of ASCII letters/digits are never split inside (`tags.allowed_tags`); lines longer than `max_piece`
 characters are cut at punctuation (else hard) before decoding, so memory stays bounded; an empty line stays
 empty. Decoding is batched: pieces of similar length are decoded together.
+
+Decoding runs on whichever model the segmenter holds: the trained torch `WindowTagger`, or, as `load` gives by
+default, the same weights in NumPy (`NumpyTagger`), so that a command line loading a saved segmenter does not
+spend a second importing torch. `hanzilm segment` itself is `commands.py`.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import re
-import sys
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence, TextIO
+from typing import TYPE_CHECKING, Iterable, Iterator, Literal, Sequence, TextIO
 
 import numpy as np
-import torch
 
 from ...errors import DataError
 from ...io import atomic_path, atomic_write_text
-from .tagger import TaggerSpec, WindowTagger
 from .encoding import Encoder
+from .numpy_tagger import NumpyTagger
+from .spec import TaggerSpec
+
+if TYPE_CHECKING:
+    from .tagger import WindowTagger
 from .tags import allowed_tags, tags_to_words
 
 # every saved segmenter's config.json names this format, the stored ones too: renaming it breaks loading them
@@ -35,9 +40,11 @@ _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 
 
 class Segmenter:
-    def __init__(self, model: WindowTagger, encoder: Encoder, *, rules: bool = True, max_piece: int = 1000,
-                 batch_chars: int = 16384):
-        self.model = model.eval()
+    def __init__(self, model: WindowTagger | NumpyTagger, encoder: Encoder, *, rules: bool = True,
+                 max_piece: int = 1000, batch_chars: int = 16384):
+        if hasattr(model, "eval"):
+            model.eval()  # a torch module
+        self.model = model
         self.encoder = encoder
         self.rules = rules
         self.max_piece = max_piece
@@ -45,6 +52,8 @@ class Segmenter:
 
     # ---- persistence ----
     def save(self, directory: str | Path) -> None:
+        if isinstance(self.model, NumpyTagger):
+            raise TypeError("a segmenter loaded for decoding only is not saved again: load it with engine='torch'")
         from safetensors.torch import save_model
 
         directory = Path(directory)
@@ -57,9 +66,8 @@ class Segmenter:
         atomic_write_text(directory / "config.json", json.dumps(config, indent=1))  # written last
 
     @classmethod
-    def load(cls, directory: str | Path, **options) -> Segmenter:
-        from ...store import load_model
-
+    def load(cls, directory: str | Path, engine: Literal["numpy", "torch"] = "numpy", **options) -> Segmenter:
+        """A saved segmenter; engine "torch" loads a WindowTagger (to train further), "numpy" decodes the same."""
         directory = Path(directory)
         path = directory / "config.json"
         try:
@@ -67,11 +75,23 @@ class Segmenter:
             if config.get("format") != FORMAT:
                 raise ValueError(f"format is {config.get('format')!r}, expected {FORMAT!r}")
             spec = TaggerSpec(**config["spec"])
+            n_chars, n_bigrams = int(config["n_chars"]), int(config["n_bigrams"])
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise DataError(f"not a segmenter: {type(e).__name__}: {e}", path=path) from None
         encoder = Encoder.load(directory)
-        model = WindowTagger(spec, config["n_chars"], config["n_bigrams"])
-        load_model(model, directory / "model.safetensors", device="cpu")
+        if (len(encoder.vocab), encoder.n_bigrams) != (n_chars, n_bigrams):
+            raise DataError(f"the vocabularies have {len(encoder.vocab)} characters and {encoder.n_bigrams} "
+                            f"bigrams, config.json says {n_chars} and {n_bigrams}", path=directory)
+        weights = directory / "model.safetensors"
+        if engine == "numpy":
+            model = NumpyTagger.load(weights, spec, n_chars, n_bigrams)
+        elif engine == "torch":
+            from ...store import load_model
+            from .tagger import WindowTagger
+
+            model = load_model(WindowTagger(spec, n_chars, n_bigrams), weights, device="cpu")
+        else:
+            raise ValueError(f"engine must be 'numpy' or 'torch', not {engine!r}")
         return cls(model, encoder, **options)
 
     # ---- segmentation ----
@@ -120,7 +140,7 @@ class Segmenter:
         return result
 
     def _decode(self, texts: list[str]) -> list[list[str]]:
-        batch = self.encoder.batch(texts)
+        batch = self.encoder.arrays(texts)
         allowed = None
         if self.rules:
             masks = [allowed_tags(t) for t in texts]
@@ -130,8 +150,7 @@ class Segmenter:
                 for b, m in enumerate(masks):
                     if m is not None:
                         allowed[b, :len(m)] = m
-        with torch.inference_mode():
-            tags = self.model.decode(batch, allowed)
+        tags = self.model.decode(batch, allowed)
         return [tags_to_words(t, tags[b, :len(t)].tolist()) for b, t in enumerate(texts)]
 
 
@@ -165,20 +184,3 @@ def _flush(segmenter: Segmenter, buf: list[str], out: TextIO, sep: str) -> int:
     for words in segmenter.segment_lines(buf):
         out.write(sep.join(words) + "\n")
     return len(buf)
-
-
-def cli(args: argparse.Namespace) -> int:
-    """`hanzilm segment` (parser in papers/mmtnn/commands.py)."""
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
-    segmenter = Segmenter.load(args.model, rules=not args.no_rules)
-    out = sys.stdout
-    if args.file:
-        try:
-            with open(args.file, "rb") as f:
-                segment_stream(segmenter, iter_lines(f, args.file), out, args.sep)
-        except OSError as e:
-            raise DataError(f"cannot read file: {e.strerror}", path=args.file) from None
-    else:
-        segment_stream(segmenter, iter_lines(sys.stdin.buffer, "<stdin>"), out, args.sep)
-    out.flush()
-    return 0

@@ -18,28 +18,13 @@ Optional bigram features (Table 6): the 4 window bigram embeddings are concatena
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 import torch.nn as nn
 
+from .spec import TaggerSpec
 from .tags import N_TAGS, START
 from .viterbi import viterbi
-
-
-@dataclass(frozen=True)
-class TaggerSpec:
-    window: int = 5
-    dim: int = 25                # character, tag and bigram embedding size
-    hidden: int = 50             # H2
-    factors: int = 10            # r
-    transitions: bool = False
-    tag_embedding: bool = True
-    tensor: bool = True
-    bigram: bool = False
-    kappa: float = 0.2           # structured margin: kappa per wrong tag
-    constrain: bool = True       # search only valid BMES sequences
 
 
 class WindowTagger(nn.Module):
@@ -135,10 +120,11 @@ class WindowTagger(nn.Module):
     def batch_size_units(self, batch: dict[str, torch.Tensor]) -> int:
         return int(batch["lengths"].sum())
 
-    @torch.no_grad()
-    def decode(self, batch: dict[str, torch.Tensor], allowed: np.ndarray | None = None) -> np.ndarray:
-        s = self.scores(batch).float().numpy()
-        tags, _ = viterbi(s, batch["lengths"].numpy(), constrain=self.spec.constrain, allowed=allowed)
+    @torch.inference_mode()
+    def decode(self, batch: dict[str, np.ndarray | torch.Tensor], allowed: np.ndarray | None = None) -> np.ndarray:
+        """Best tags of `Encoder.arrays(texts)` (NumPy, as NumpyTagger.decode takes them) or `Encoder.batch`."""
+        s = self.scores({name: torch.as_tensor(v) for name, v in batch.items()}).float().numpy()
+        tags, _ = viterbi(s, np.asarray(batch["lengths"]), constrain=self.spec.constrain, allowed=allowed)
         return tags
 
 

@@ -1,0 +1,96 @@
+"""A saved window tagger run with NumPy: the same scores as `WindowTagger.scores`, without importing torch.
+
+`hanzilm segment` decodes with this: importing torch takes about a second, longer than segmenting a few
+thousand characters, and decoding needs no gradients. The two are kept equal by a test on every model variant
+(`tests/test_cli.py`); the torch model stays the one that is trained.
+
+The character part of every linear map is one product: a (positions x H1) @ (H1 x [W1 | P | Q | cross]) with
+the char-tag terms of the tensor layer folded into `cross`, as `WindowTagger.scores` does per call; here the
+parameters are combined once, at load time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import DataError
+from .spec import TaggerSpec
+from .tags import N_TAGS
+from .viterbi import viterbi
+
+
+class NumpyTagger:
+    def __init__(self, spec: TaggerSpec, weights: dict[str, np.ndarray]):
+        if spec.tensor and not spec.tag_embedding:
+            raise ValueError("the tensor layer is defined on [characters; previous tag]")
+        self.spec = spec
+        h, r = spec.hidden, spec.factors
+        w = {name: np.asarray(v, dtype=np.float32) for name, v in weights.items()}
+        self.char = w["char.weight"]
+        self.bigram = w.get("bigram.weight")
+        columns = [w["w1.weight"].T]
+        self.tag_part = np.zeros((1, h), np.float32)    # per previous tag: W1_tag t_p (+ the tag-tag term)
+        if spec.tag_embedding:
+            t = w["tag.weight"]
+            self.tag_part = t @ w["w1_tag.weight"].T
+            if spec.tensor:
+                pt = (t @ w["p_tag.weight"].T).reshape(5, h, r)
+                qt = (t @ w["q_tag.weight"].T).reshape(5, h, r)
+                pw = w["p_char.weight"].reshape(h, r, -1)
+                qw = w["q_char.weight"].reshape(h, r, -1)
+                cross = np.einsum("krj,pkr->jpk", pw, qt) + np.einsum("krj,pkr->jpk", qw, pt)
+                self.tag_part = self.tag_part + (pt * qt).sum(-1)
+                columns += [w["p_char.weight"].T, w["q_char.weight"].T, cross.reshape(cross.shape[0], 5 * h)]
+        self.char_maps = np.ascontiguousarray(np.concatenate(columns, axis=1))
+        self.b1 = w["w1.bias"]
+        self.w2, self.b2 = np.ascontiguousarray(w["w2.weight"].T), w["w2.bias"]
+        self.transition = w.get("transition")
+
+    @classmethod
+    def load(cls, path: str | Path, spec: TaggerSpec, n_chars: int, n_bigrams: int = 0) -> NumpyTagger:
+        """The weights of a saved WindowTagger (safetensors); a DataError names the file when they do not fit."""
+        from safetensors import SafetensorError
+        from safetensors.numpy import load_file
+
+        try:
+            weights = load_file(str(path))
+        except (OSError, SafetensorError) as e:
+            raise DataError(f"cannot read the model weights: {e}", path=path) from None
+        expected = spec.weight_shapes(n_chars, n_bigrams)
+        found = {name: tuple(v.shape) for name, v in weights.items()}
+        if found != expected:
+            wrong = sorted(n for n in expected.keys() | found.keys() if expected.get(n) != found.get(n))
+            raise DataError("the weights do not fit the model in config.json: "
+                            + "; ".join(f"{n}: {found.get(n, 'missing')} (expected {expected.get(n, 'none')})"
+                                        for n in wrong[:5]), path=path)
+        return cls(spec, weights)
+
+    def scores(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """(B, L, 5, 4): the score of tag t at position i given previous tag p, as WindowTagger.scores."""
+        s, h, r = self.spec, self.spec.hidden, self.spec.factors
+        chars = batch["chars"]
+        nb, length = chars.shape[0], chars.shape[1] - 4
+        emb = self.char[chars]
+        parts = [emb[:, k:k + length] for k in range(s.window)]
+        if s.bigram:
+            bemb = self.bigram[batch["bigrams"]]
+            parts += [bemb[:, k:k + length] for k in range(s.window - 1)]
+        a = np.concatenate(parts, axis=-1).reshape(nb * length, -1)
+        y = a @ self.char_maps
+        pre = (y[:, :h] + self.b1)[:, None, :] + self.tag_part           # (N, 5|1, H2)
+        if s.tensor:
+            pc = y[:, h:h + h * r].reshape(-1, h, r)
+            qc = y[:, h + h * r:h + 2 * h * r].reshape(-1, h, r)
+            pre = pre + np.einsum("nkr,nkr->nk", pc, qc)[:, None, :] + y[:, h + 2 * h * r:].reshape(-1, 5, h)
+        out = (np.tanh(pre) @ self.w2 + self.b2).reshape(nb, length, -1, N_TAGS)
+        if self.transition is not None:
+            out = out + self.transition
+        elif out.shape[2] == 1:
+            out = np.broadcast_to(out, (nb, length, 5, N_TAGS))
+        return out
+
+    def decode(self, batch: dict[str, np.ndarray], allowed: np.ndarray | None = None) -> np.ndarray:
+        tags, _ = viterbi(self.scores(batch), batch["lengths"], constrain=self.spec.constrain, allowed=allowed)
+        return tags
