@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p = sub.add_parser(name, help=summary)
         p.add_argument("names", nargs="*", metavar="NAME", help="datasets (default: all)")
         if name == "verify":
-            add_threads(p, 2, what="files hashed at once")
+            add_threads(p, what="files hashed at once")
         p.set_defaults(func=func)
 
 

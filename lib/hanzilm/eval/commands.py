@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..cliutil import add_threads
-from .sighan import DIFF_WORKERS, format_report, score_files  # the standard library only: cheap for --help
+from .sighan import format_report, score_files  # the standard library only: cheap for --help
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also print the per-line blocks (in official mode with diff's output, as the script)")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="score lines whose characters differ from the gold instead of stopping (listed on stderr)")
-    add_threads(p, DIFF_WORKERS, what="diff processes at once in official mode")
+    add_threads(p, what="diff processes at once in official mode")
     p.set_defaults(func=_score)
 
 

@@ -8,8 +8,6 @@ from ...cliutil import add_threads, set_threads
 from ...errors import HanzilmError
 from ...profiles import PROFILES
 
-THREADS = 1  # one character's senses: a few small products, which more threads do not speed up
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("senses", help="print the top characters of every sense of a character (E^T C(x)_l)",
@@ -19,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which trained Backpack: the profile it was trained under (default: cpu)")
     p.add_argument("--top", type=int, default=10, help="characters per sense (default: 10)")
     p.add_argument("--no-gloss", action="store_true", help="leave out the CC-CEDICT glosses")
-    add_threads(p, THREADS)
+    add_threads(p)
     p.set_defaults(func=run)
 
 

@@ -10,9 +10,6 @@ from typing import BinaryIO, Iterable, Iterator
 from ...cliutil import add_threads, set_threads
 from ...errors import DataError
 
-# one thread: the matrices are small, and a second thread loses more than it gains as soon as another process
-# holds a core (measured in the change that introduced --threads)
-THREADS = 1
 BLOCK = 2000  # lines segmented together when nobody watches the output: long and short pieces batch better
 
 
@@ -27,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--flush", action="store_true",
                    help="write each line as soon as it is read (the default when the output is a terminal; "
                         "otherwise lines are segmented in blocks of %d, which is faster)" % BLOCK)
-    add_threads(p, THREADS)
+    add_threads(p)
     p.set_defaults(func=_segment)
 
 
