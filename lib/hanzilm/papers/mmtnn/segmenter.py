@@ -5,7 +5,8 @@ chars.json (the character vocabulary) and, with bigram features, bigrams.json. N
 
 Input handling: whitespace in a line is a word boundary and is dropped from the output; half-width ASCII is looked
 up as full-width (`tags.normalize`); unknown characters map to <unk>; URLs and e-mail addresses are one word and
-runs of ASCII letters/digits are never split inside (`tags.allowed_tags`); lines longer than `max_piece`
+runs of ASCII letters/digits are never split inside, nor is a grapheme cluster (a letter with its combining marks,
+an emoji sequence), and a control character is a word of its own (`tags.allowed_tags`); lines longer than `max_piece`
 characters are cut at punctuation (else hard) before decoding, so memory stays bounded; an empty line stays
 empty. Decoding is batched: pieces of similar length are decoded together.
 

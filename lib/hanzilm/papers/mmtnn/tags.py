@@ -1,11 +1,14 @@
-"""BMES tags, character normalisation for lookup, and the tag constraints of non-Chinese runs."""
+"""BMES tags, character normalisation for lookup, and the tag constraints of non-Chinese runs, grapheme
+clusters and control characters."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Sequence
 
 import numpy as np
+import regex
 
 TAGS = "BMES"
 B, M, E, S = range(4)
@@ -56,8 +59,17 @@ _WHOLE = re.compile(r"(?:https?://|ftp://|www\.)[!-~]+|[A-Za-z0-9._%+-]+@[A-Za-z
 _RUN = re.compile(r"[A-Za-z0-9]+(?:(?:[.:_-]|,(?=\d))[A-Za-z0-9]+)*")
 
 
+# an extended grapheme cluster (UAX #29: a letter and its combining marks, an emoji ZWJ sequence or flag, a
+# character with its variation selector) is one user-perceived character: no word boundary falls inside it
+_CLUSTER = regex.compile(r"\X")
+
+
 def allowed_tags(text: str) -> np.ndarray | None:
-    """A (len(text), 4) boolean mask of the tags each character may take, or None when nothing is constrained."""
+    """A (len(text), 4) boolean mask of the tags each character may take, or None when nothing is constrained.
+
+    URLs, e-mail addresses and ASCII runs are kept whole (see above); a grapheme cluster is never split; a
+    control character (NUL, ESC, ...; Unicode category Cc) is a word of its own, so it never hides inside a
+    word of the output."""
     mask = None
     taken = np.zeros(len(text), dtype=bool)
     for pattern, whole in ((_WHOLE, True), (_RUN, False)):
@@ -75,4 +87,21 @@ def allowed_tags(text: str) -> np.ndarray | None:
             else:
                 mask[s, [B, M]] = True
                 mask[e - 1, [M, E]] = True
+    if text.isascii() and text.isprintable():
+        return mask  # no clusters of several code points, no control characters
+    for m in _CLUSTER.finditer(text):
+        s, e = m.span()
+        if e - s == 1 and unicodedata.category(text[s]) != "Cc":
+            continue
+        if mask is None:
+            mask = np.ones((len(text), 4), dtype=bool)
+        if e - s == 1:
+            mask[s] = [False, False, False, True]  # a control character alone: S
+            continue
+        # the first code point starts a word or continues one (B, M), the inner ones continue it (M), the last
+        # ends it or goes on (M, E): no word starts or ends inside the cluster
+        keep = np.zeros((e - s, 4), dtype=bool)
+        keep[:, M] = True
+        keep[0, B] = keep[-1, E] = True
+        mask[s:e] &= keep
     return mask
