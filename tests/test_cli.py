@@ -93,6 +93,10 @@ def test_load_engines_agree_and_bad_weights_name_the_file(model_dir, tmp_path):
     (broken / "model.safetensors").write_bytes((model_dir / "model.safetensors").read_bytes()[:100])
     result = _run("segment", "--model", str(broken), input=b"x\n")
     assert result.returncode == 2
+    assert f"{broken / 'model.safetensors'}: its sha256 differs from manifest.json" in _one_line_error(result)
+    (broken / "manifest.json").unlink()  # a segmenter saved before manifests: the weights themselves are checked
+    result = _run("segment", "--model", str(broken), input=b"x\n")
+    assert result.returncode == 2
     assert f"{broken / 'model.safetensors'}: cannot read the model weights" in _one_line_error(result)
 
 

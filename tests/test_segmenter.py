@@ -45,7 +45,7 @@ def test_learned_and_round_trip(segmenter, tmp_path):
     lines = ["今天北京天气很好。", "", "我们今天很好。"]
     assert loaded.segment_lines(lines) == segmenter.segment_lines(lines)
     assert sorted(p.name for p in (tmp_path / "seg").iterdir()) == [
-        "bigrams.json", "chars.json", "config.json", "model.safetensors"]
+        "bigrams.json", "chars.json", "config.json", "manifest.json", "model.safetensors"]
     # the format every stored segmenter carries (`hanzilm segment --model` must keep reading them)
     assert json.loads((tmp_path / "seg" / "config.json").read_text())["format"] == "hanzilm.segmenter/1"
 
@@ -119,3 +119,37 @@ def test_decode_batches_group_lengths(segmenter):
     small = Segmenter(segmenter.model, segmenter.encoder, batch_chars=256)
     assert small.segment_lines(lines) == [segmenter.segment(line) for line in lines]
     assert np.all([len("".join(w)) for w in small.segment_lines(lines)] == np.array([len(x) for x in lines]))
+
+
+def _copy(src, dst):
+    dst.mkdir()
+    for f in src.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
+    return dst
+
+
+def test_a_damaged_or_swapped_segmenter_is_refused(segmenter, tmp_path):
+    """Stored models are verified on load (issue 13, item 2): NaN weights, a vocabulary swapped in from another
+    model, a truncated weights file; each a DataError naming the file."""
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    from hanzilm.errors import DataError
+
+    good = tmp_path / "good"
+    segmenter.save(good)
+    nan = _copy(good, tmp_path / "nan")
+    weights = load_file(str(nan / "model.safetensors"))
+    weights["w2.bias"] = np.full_like(weights["w2.bias"], np.nan)
+    save_file(weights, str(nan / "model.safetensors"))
+    with pytest.raises(DataError, match=r"nan/model.safetensors: its sha256 differs"):
+        Segmenter.load(nan)
+    (nan / "manifest.json").unlink()
+    for engine in ("numpy", "torch"):
+        with pytest.raises(DataError, match=r"nan/model.safetensors: the weights hold NaN"):
+            Segmenter.load(nan, engine=engine)
+    swapped = _copy(good, tmp_path / "swapped")
+    chars = json.loads((swapped / "chars.json").read_text())
+    (swapped / "chars.json").write_text(json.dumps(chars[::-1] if isinstance(chars, list) else chars | {"x": 1}))
+    with pytest.raises(DataError, match=r"swapped/chars.json: its sha256 differs"):
+        Segmenter.load(swapped)

@@ -230,7 +230,7 @@ def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
         torch.set_num_threads(threads)
     segmenter = Segmenter(model, encoder)
     saved = segmenter_path(ch, cfg)
-    if not (saved / "config.json").is_file():
+    if not (saved / "manifest.json").is_file():  # saved once (with its checksums; older ones get them now)
         segmenter.save(saved)
     return segmenter
 

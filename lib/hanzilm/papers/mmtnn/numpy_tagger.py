@@ -65,6 +65,10 @@ class NumpyTagger:
             raise DataError("the weights do not fit the model in config.json: "
                             + "; ".join(f"{n}: {found.get(n, 'missing')} (expected {expected.get(n, 'none')})"
                                         for n in wrong[:5]), path=path)
+        bad = sorted(n for n, v in weights.items() if not np.isfinite(v).all())
+        if bad:
+            raise DataError(f"the weights hold NaN or infinite values ({', '.join(bad[:5])}): a damaged file",
+                            path=path)
         return cls(spec, weights)
 
     def scores(self, batch: dict[str, np.ndarray]) -> np.ndarray:

@@ -37,6 +37,7 @@ from .tags import allowed_tags, tags_to_words
 
 # every saved segmenter's config.json names this format, the stored ones too: renaming it breaks loading them
 FORMAT = "hanzilm.segmenter/1"
+MANIFEST = "manifest.json"
 _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 
 
@@ -64,12 +65,17 @@ class Segmenter:
             save_model(self.model, str(tmp))
         config = {"format": FORMAT, "spec": dataclasses.asdict(self.model.spec),
                   "n_chars": len(self.encoder.vocab), "n_bigrams": self.encoder.n_bigrams}
-        atomic_write_text(directory / "config.json", json.dumps(config, indent=1))  # written last
+        atomic_write_text(directory / "config.json", json.dumps(config, indent=1))
+        # written last: the checksum of every file, verified by `load` (a file changed, truncated or swapped in
+        # from another model is refused)
+        atomic_write_text(directory / MANIFEST, json.dumps({"format": FORMAT, "sha256": {
+            f.name: _sha256(f) for f in sorted(directory.iterdir()) if f.is_file() and f.name != MANIFEST}}, indent=1))
 
     @classmethod
     def load(cls, directory: str | Path, engine: Literal["numpy", "torch"] = "numpy", **options) -> Segmenter:
         """A saved segmenter; engine "torch" loads a WindowTagger (to train further), "numpy" decodes the same."""
         directory = Path(directory)
+        _verify(directory)
         path = directory / "config.json"
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
@@ -91,6 +97,8 @@ class Segmenter:
             from .tagger import WindowTagger
 
             model = load_model(WindowTagger(spec, n_chars, n_bigrams), weights, device="cpu")
+            if not all(bool(p.isfinite().all()) for p in model.parameters()):
+                raise DataError("the weights hold NaN or infinite values: a damaged file", path=weights)
         else:
             raise ValueError(f"engine must be 'numpy' or 'torch', not {engine!r}")
         return cls(model, encoder, **options)
@@ -185,3 +193,31 @@ def _flush(segmenter: Segmenter, buf: list[str], out: TextIO, sep: str) -> int:
     for words in segmenter.segment_lines(buf):
         out.write(sep.join(words) + "\n")
     return len(buf)
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _verify(directory: Path) -> None:
+    """Check every file against the directory's manifest.json (segmenters saved before manifests have none: they
+    are checked by shape and value only)."""
+    path = directory / MANIFEST
+    if not path.is_file():
+        if not directory.is_dir():
+            raise DataError("no such segmenter directory", path=directory)
+        return
+    try:
+        expected = json.loads(path.read_text(encoding="utf-8"))["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise DataError(f"unreadable manifest: {type(e).__name__}: {e}", path=path) from None
+    for name, digest in expected.items():
+        f = directory / name
+        if not f.is_file():
+            raise DataError("missing (manifest.json lists it)", path=f)
+        if _sha256(f) != digest:
+            raise DataError("its sha256 differs from manifest.json: the file was changed, truncated or swapped in "
+                            "from another model", path=f)
+
