@@ -16,18 +16,24 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
-    # mkstemp makes the file private (0600); results and caches are ordinary files (0666 less the umask)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
     tmp = Path(tmp)
     try:
         yield tmp
+        # Set once the writer is done: mkstemp makes the file private (0600), and some writers replace it with
+        # their own private temporary file (safetensors' save_file / save_model do). Results, checkpoints and
+        # caches are ordinary files: 0666 less the umask.
+        os.chmod(tmp, 0o666 & ~_umask())
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    umask = os.umask(0)  # the only way to read it is to set it
+    os.umask(umask)
+    return umask
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

@@ -4,21 +4,31 @@ Each notebook's reviewed source is its jupytext `.py`; the runner builds the not
 with `profile` and `seed` injected. Each executed notebook has one home: for the `cpu` profile (the reference
 run) the paired `book/**/*.ipynb`, which the book shows; for any other profile `results/<profile>/notebooks/`
 (for `smoke`, nbval's reference).
+
+Nothing is lost: a notebook executes into a scratch file under `results/<profile>/failed/` (git-ignored) and
+replaces its home, in one rename, only when every cell ran. A failed notebook leaves its home as it was and its
+executed copy at `results/<profile>/failed/<name>.ipynb`, named in one line with the failing cell and the
+exception. A home holds no timestamps or durations, so a re-run with the same outputs rewrites the same bytes.
+
+While a notebook runs, the models it trains report to the runner through `hanzilm.progress`'s side channel: on a
+terminal a live bar per run under the book's ETA, elsewhere one line per finished run (HANZILM_PROGRESS=0: none).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import hashlib
 import json
 import os
 import sys
 import tempfile
+import threading
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator, TextIO
 
 import yaml
 
@@ -26,8 +36,12 @@ from .errors import HanzilmError
 from .io import atomic_write_text
 from .paths import BOOK, RESULTS
 from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
 
 KERNEL = "python3"
+# papermill's records that change on every run without the outputs changing
+VOLATILE_PAPERMILL = ("start_time", "end_time", "duration", "input_path", "output_path")
+MAX_ERROR = 300  # characters of an exception's message in the failure line
 
 
 def toc_notebooks(book: Path = BOOK) -> list[Path]:
@@ -60,28 +74,78 @@ def build_notebook(source: Path):
     return nb
 
 
-def execute(source: Path, profile: str, seed: int, out: Path) -> None:
+def kernel_config():
+    """The kernel manager's configuration. A kernel on loopback TCP without CurveZMQ keys logs a warning about
+    plain-text transport as it starts (ipykernel 7); jupyter_client provisions the keys when asked
+    (`transport_encryption`) and the kernelspec declares support, as ipykernel's does. Without libsodium in
+    pyzmq or with an older jupyter_client nothing is set: the kernel runs as before and warns."""
+    import zmq
+    from jupyter_client.manager import KernelManager
+    from traitlets.config import Config
+
+    config = Config()
+    if zmq.has("curve") and "transport_encryption" in KernelManager.class_trait_names():
+        config.KernelManager.transport_encryption = "auto"
+    return config
+
+
+@contextlib.contextmanager
+def _environ(changes: dict[str, str | None]) -> Iterator[None]:
+    """os.environ with `changes` (None: unset) while the kernel is started, which inherits it."""
+    saved = {k: os.environ.get(k) for k in changes}
+    try:
+        for k, v in changes.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def execute(source: Path, profile: str, seed: int, out: Path, env: dict[str, str | None] | None = None) -> None:
+    """Execute `source` into `out`, which papermill rewrites after every cell, and leaves there on failure too
+    (with the error) before it raises."""
     import nbformat
     import papermill
 
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(build_notebook(source), out)
-    env_progress = os.environ.get("HANZILM_PROGRESS")
+    env = dict(env or {})
     if profile == "smoke":
-        os.environ["HANZILM_PROGRESS"] = "0"  # progress bars would make the nbval reference nondeterministic
-    try:
+        env["HANZILM_PROGRESS"] = "0"  # a bar in the outputs would make the nbval reference nondeterministic
+    with _environ(env):
         papermill.execute_notebook(
             str(out), str(out), parameters={"profile": profile, "seed": seed}, kernel_name=KERNEL,
-            cwd=str(source.parent), progress_bar=False, log_output=False,
+            cwd=str(source.parent), progress_bar=False, log_output=False, config=kernel_config(),
         )
-        nb = nbformat.read(out, as_version=4)
-        _stable_ids(nb)
-        atomic_write_text(out, nbformat.writes(nb) + "\n")
-    finally:
-        if env_progress is None:
-            os.environ.pop("HANZILM_PROGRESS", None)
-        else:
-            os.environ["HANZILM_PROGRESS"] = env_progress
+
+
+def finished_notebook(executed: Path, source: Path, profile: str) -> str:
+    """The text of an executed notebook's home: without the per-run records (timings, paths) and with stable
+    cell ids. The cpu run's book copy also drops papermill's injected-parameters cell: the cpu run uses the
+    notebook's own defaults, and the paired `.py` must not grow an injected cell."""
+    import jupytext
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    if profile == DEFAULT_PROFILE:
+        nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
+        nb.metadata.pop("papermill", None)
+    else:
+        for key in VOLATILE_PAPERMILL:
+            nb.metadata.get("papermill", {}).pop(key, None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)  # per-cell start, end, duration
+        cell.metadata.pop("execution", None)  # the kernel's message timestamps
+    nb.metadata["jupytext"] = jupytext.read(source).metadata.get("jupytext", {})
+    _stable_ids(nb)
+    return nbformat.writes(nb) + "\n"
 
 
 def _stable_ids(nb) -> None:
@@ -91,21 +155,21 @@ def _stable_ids(nb) -> None:
         cell.id = hashlib.sha1(f"{i}\0{cell.source}".encode()).hexdigest()[:12]
 
 
-def refresh_book_copy(executed: Path, source: Path) -> None:
-    """Write the executed notebook beside its source, minus papermill's injected-parameters cell: the cpu
-    run uses the notebook's own defaults, and the paired `.py` must not grow an injected cell."""
-    import jupytext
-    import nbformat
+def home_of(source: Path, name: str, profile: str) -> Path:
+    """Where the executed notebook is kept (see the module's docstring)."""
+    if profile == DEFAULT_PROFILE:
+        return source.with_suffix(".ipynb")
+    return RESULTS / profile / "notebooks" / f"{name}.ipynb"
 
-    nb = nbformat.read(executed, as_version=4)
-    nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
-    nb.metadata.pop("papermill", None)
-    for cell in nb.cells:
-        cell.metadata.pop("papermill", None)
-        cell.metadata.pop("execution", None)
-    nb.metadata["jupytext"] = jupytext.read(source).metadata.get("jupytext", {})
-    _stable_ids(nb)
-    atomic_write_text(source.with_suffix(".ipynb"), nbformat.writes(nb) + "\n")
+
+def failed_dir(profile: str) -> Path:
+    """results/<profile>/failed/: failed copies and the scratch files of running notebooks, never committed."""
+    path = RESULTS / profile / "failed"
+    path.mkdir(parents=True, exist_ok=True)
+    ignore = path / ".gitignore"
+    if not ignore.is_file():
+        atomic_write_text(ignore, "# written by `hanzilm paper run`: failed notebooks, kept for reading\n*\n")
+    return path
 
 
 @dataclass
@@ -114,58 +178,201 @@ class Outcome:
     ok: bool
     seconds: float
     error: str = ""
+    failed_copy: Path | None = None
 
 
-def _fmt(seconds: float | None) -> str:
-    if seconds is None:
+def execute_to_home(source: Path, name: str, profile: str, seed: int,
+                    env: dict[str, str | None] | None = None) -> Outcome:
+    """Execute one notebook; its home is replaced only if every cell ran, else the failed copy is kept."""
+    home, start = home_of(source, name, profile), time.time()
+    failed = failed_dir(profile) / f"{name}.ipynb"
+    with tempfile.TemporaryDirectory(prefix=".running-", dir=failed_dir(profile)) as tmp:
+        work = Path(tmp) / home.name
+        try:
+            execute(source, profile, seed, work, env)
+        except BaseException as e:
+            kept = None
+            if work.is_file():
+                failed.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(work, failed)
+                kept = failed
+            if not isinstance(e, Exception):  # Ctrl-C: the copy is kept, the batch stops
+                raise
+            return Outcome(name, False, time.time() - start, describe_failure(e, kept), kept)
+        atomic_write_text(home, finished_notebook(work, source, profile))
+    failed.unlink(missing_ok=True)  # an old failure of this notebook is no longer the news
+    return Outcome(name, True, time.time() - start)
+
+
+def describe_failure(error: Exception, failed_copy: Path | None) -> str:
+    """One line: which cell (its execution count and first line), the exception (type and message)."""
+    cell = None
+    if getattr(error, "cell_index", None) is not None:  # papermill: an exception raised in a cell
+        cell = (error.exec_count, error.source)
+        what = f"{error.ename}: {error.evalue}"
+    else:  # the kernel died, a timeout, a kernel that would not start: papermill names no cell
+        detail = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {detail[0] if detail else ''}".rstrip(": ")
+        cell = _started_last(failed_copy) if failed_copy is not None else None
+    where = ""
+    if cell is not None:
+        count, src = cell
+        first = next((line.strip() for line in src.splitlines() if line.strip()), "")
+        first = first if len(first) <= 50 else first[:47] + "..."
+        where = f"cell In [{count if count is not None else ' '}] `{first}`: "
+    what = " ".join(what.split())  # one line, however many the message has; the failed copy has them all
+    return where + (what if len(what) <= MAX_ERROR else what[:MAX_ERROR - 3] + "...")
+
+
+def _started_last(path: Path) -> tuple[int | None, str] | None:
+    """The last cell papermill started in an executed notebook: the running one when it stopped."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:
+        return None
+    started = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("papermill", {}).get("start_time")]
+    return (started[-1].get("execution_count"), started[-1].source) if started else None
+
+
+def pick(book: Path, only: str | None) -> tuple[list[Path], list[str]]:
+    """The sources to run and their names: all, or those whose name matches `only` (a glob or a substring)."""
+    sources = toc_notebooks(book)
+    names = [str(s.relative_to(book).with_suffix("")) for s in sources]
+    if only is None:
+        return sources, names
+    if not only.strip():
+        raise HanzilmError("--only needs a pattern (a notebook's name, part of it or a glob such as 'mmtnn/*'); "
+                           "without --only every notebook runs")
+    picked = [(s, n) for s, n in zip(sources, names) if fnmatch.fnmatch(n, only) or only in n]
+    if not picked:
+        raise HanzilmError(f"--only {only!r} matches no notebook (`hanzilm paper list` lists them)")
+    return [s for s, _ in picked], [n for _, n in picked]
+
+
+def _eta(expected: list[float | None], elapsed: float) -> str:
+    """Time left for notebooks expected to take `expected` seconds (their last run's time; None: never timed),
+    the first of them `elapsed` seconds in. Untimed ones count as a "+?"."""
+    known = [e for e in expected if e is not None]
+    if expected and not known:
         return "?"
-    m, s = divmod(int(round(seconds)), 60)
-    h, m = divmod(m, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+    left = sum(known) - (min(elapsed, expected[0]) if expected and expected[0] is not None else 0.0)
+    return _fmt(max(0.0, left)) + ("+?" if len(known) < len(expected) else "")
 
 
 def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | None = None,
-        book: Path = BOOK, stream=sys.stdout) -> list[Outcome]:
+        book: Path = BOOK, stream: TextIO | None = None) -> list[Outcome]:
+    stream = sys.stdout if stream is None else stream
     prof = get_profile(profile)
     seed = prof.seeds[0] if seed is None else seed
-    sources = toc_notebooks(book)
-    names = [str(s.relative_to(book).with_suffix("")) for s in sources]
-    if only:
-        picked = [(s, n) for s, n in zip(sources, names) if fnmatch.fnmatch(n, only) or only in n]
-        if not picked:
-            raise HanzilmError(f"--only {only!r} matches no notebook; notebooks: {', '.join(names)}")
-        sources, names = map(list, zip(*picked))
+    sources, names = pick(book, only)
     timings_path = RESULTS / profile / "timings.json"
     last = json.loads(timings_path.read_text()) if timings_path.is_file() else {}
     outcomes: list[Outcome] = []
     t0 = time.time()
-    for i, (source, name) in enumerate(zip(sources, names), 1):
-        remaining = [last.get(n) for n in names[i - 1:]]
-        eta = None if None in remaining else sum(remaining)
-        print(f"[{i}/{len(sources)}] {name}  (elapsed {_fmt(time.time() - t0)}, ETA {_fmt(eta)})",
-              file=stream, flush=True)
-        start = time.time()
-        try:
-            if profile == DEFAULT_PROFILE:
-                with tempfile.TemporaryDirectory(prefix=".executing-", dir=_mkdir(RESULTS / profile)) as tmp:
-                    out = Path(tmp) / source.with_suffix(".ipynb").name
-                    execute(source, profile, seed, out)
-                    refresh_book_copy(out, source)
+    with LiveProgress(stream) as live:
+        for i, (source, name) in enumerate(zip(sources, names), 1):
+            expected = [last.get(n) for n in names[i - 1:]]
+            live.say(f"[{i}/{len(sources)}] {name}  (elapsed {_fmt(time.time() - t0)}, "
+                     f"ETA {_eta(expected, 0.0)})")
+            start = time.time()
+
+            def status(i=i, name=name, start=start, expected=expected) -> str:
+                now = time.time()
+                return (f"[{i}/{len(sources)}] {name} {_fmt(now - start)} | book: elapsed {_fmt(now - t0)}, "
+                        f"ETA {_eta(expected, now - start)}")
+
+            with live.notebook(status):
+                outcome = execute_to_home(source, name, profile, seed, live.env)
+            outcomes.append(outcome)
+            if outcome.ok:
+                last[name] = round(outcome.seconds, 1)
+                atomic_write_text(timings_path, json.dumps(last, indent=2, sort_keys=True) + "\n")
+                live.say(f"    {name}: ok in {_fmt(outcome.seconds)}")
             else:
-                execute(source, profile, seed, RESULTS / profile / "notebooks" / f"{name}.ipynb")
-            outcome = Outcome(name, True, time.time() - start)
-        except Exception as e:  # one failing notebook must not stop the batch
-            detail = str(e).strip().splitlines()
-            outcome = Outcome(name, False, time.time() - start, detail[-1] if detail else type(e).__name__)
-            traceback.print_exc(limit=1, file=sys.stderr)
-        outcomes.append(outcome)
-        if outcome.ok:
-            last[name] = round(outcome.seconds, 1)
-            atomic_write_text(timings_path, json.dumps(last, indent=2, sort_keys=True) + "\n")
-        print(f"    {'ok' if outcome.ok else 'FAILED'} in {_fmt(outcome.seconds)}"
-              + (f": {outcome.error}" if outcome.error else ""), file=stream, flush=True)
+                kept = f"; failed copy: {_shown(outcome.failed_copy)}" if outcome.failed_copy else ""
+                live.say(f"    {name}: FAILED in {_fmt(outcome.seconds)}: {outcome.error}{kept}")
     _summary(outcomes, profile, time.time() - t0, stream)
     return outcomes
+
+
+def _shown(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd()))
+    return str(path)
+
+
+class LiveProgress:
+    """The runner's end of `hanzilm.progress`'s side channel for one batch: the file the kernels report to
+    (named to them in `env`) and a thread that draws what arrives while a notebook runs."""
+
+    def __init__(self, stream: TextIO):
+        self.on = os.environ.get("HANZILM_PROGRESS", "") != "0"
+        self.renderer = Renderer(stream, live=self.on and _isatty(stream))
+        self.env: dict[str, str | None] = {CHANNEL_ENV: None}  # off: nor a channel inherited from elsewhere
+        self._lock = threading.Lock()
+        self._status: Callable[[], str] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._path: str | None = None
+        self._channel: Channel | None = None
+
+    def __enter__(self) -> LiveProgress:
+        if self.on:
+            fd, self._path = tempfile.mkstemp(prefix="hanzilm-progress-", suffix=".jsonl")
+            os.close(fd)
+            self._channel = Channel(self._path)
+            self.env = {CHANNEL_ENV: self._path}
+            self._thread = threading.Thread(target=self._loop, name="hanzilm-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._path is not None:
+            os.unlink(self._path)
+
+    def say(self, line: str) -> None:
+        self.renderer.say(line)
+
+    @contextlib.contextmanager
+    def notebook(self, status: Callable[[], str]) -> Iterator[None]:
+        """While a notebook runs: its status line kept current; after it, its runs drawn to the end."""
+        with self._lock:
+            self._status = status
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._status = None
+                self._poll()
+                self.renderer.finish()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.25 if self.renderer.live else 1.0):
+            with self._lock:
+                self._poll()
+
+    def _poll(self) -> None:
+        if self._channel is not None:
+            self.renderer.feed(self._channel.read())
+        if self._status is not None:
+            self.renderer.status(self._status())
+
+
+def _isatty(stream: TextIO) -> bool:
+    """Whether live bars can be drawn on `stream`: a terminal with a width (a pseudo-terminal of 0 columns, as
+    some CI runners give, would show nothing)."""
+    try:
+        return stream.isatty() and os.get_terminal_size(stream.fileno()).columns > 0
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+_fmt = fmt_seconds
 
 
 def _summary(outcomes: list[Outcome], profile: str, total: float, stream) -> None:
@@ -178,11 +385,9 @@ def _summary(outcomes: list[Outcome], profile: str, total: float, stream) -> Non
               + (f"  {o.error[:100]}" if o.error else ""), file=stream)
     home = BOOK if profile == DEFAULT_PROFILE else RESULTS / profile / "notebooks"
     print(f"executed notebooks: {home}", file=stream)
-
-
-def _mkdir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    failed = [o.failed_copy for o in outcomes if o.failed_copy]
+    if failed:
+        print(f"failed copies: {RESULTS / profile / 'failed'}", file=stream)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -190,7 +395,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     paper_sub = paper.add_subparsers(dest="paper_command", required=True)
     p = paper_sub.add_parser("run", help="run every notebook in book/_toc.yml order with papermill")
     p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES))
-    p.add_argument("--only", help="run only notebooks whose name (e.g. data/corpus_statistics) matches")
+    p.add_argument("--only", help="run only the notebooks whose name (e.g. data/corpus_statistics) matches: a "
+                   "glob ('mmtnn/*') or a part of the name")
     p.add_argument("--seed", type=int, help="seed passed to every notebook (default: the profile's first)")
     p.set_defaults(func=lambda a: 0 if all(o.ok for o in run(a.profile, a.only, a.seed)) else 1)
     ls = paper_sub.add_parser("list", help="list the notebooks in run order")
