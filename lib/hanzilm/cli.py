@@ -20,8 +20,10 @@ def _dispatch(argv: list[str] | None) -> int:
     from . import runner
     from .data import commands as data_commands
     from .eval import commands as score_commands
+    from . import models
     from .papers.backpack import commands as senses_commands
     from .papers.mmtnn import commands as segment_commands
+    from .papers.mslm import commands as slm_commands
 
     parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -30,6 +32,8 @@ def _dispatch(argv: list[str] | None) -> int:
     score_commands.register(sub)
     segment_commands.register(sub)
     senses_commands.register(sub)
+    models.register(sub, {**senses_commands.MODEL_NAMES, **segment_commands.MODEL_NAMES, **slm_commands.MODEL_NAMES},
+                    segment_commands.shipped_models)
     args = parser.parse_args(argv)
     return args.func(args)
 

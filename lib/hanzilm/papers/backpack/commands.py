@@ -6,15 +6,20 @@ import argparse
 
 from ...cliutil import add_threads, set_threads
 from ...errors import HanzilmError
+from ...models import resolve, scan
 from ...profiles import PROFILES
+
+# the trained language models by name: "backpack", "gpt2" (NAME@PROFILE for a profile other than cpu)
+MODEL_NAMES = {"LMConfig": ("backpack", lambda config: "gpt2" if config.get("model") == "gpt" else "backpack")}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("senses", help="print the top characters of every sense of a character (E^T C(x)_l)",
                        description=__doc__)
     p.add_argument("char", help="one character, e.g. 天")
-    p.add_argument("--model", default="cpu", choices=sorted(PROFILES),
-                   help="which trained Backpack: the profile it was trained under (default: cpu)")
+    p.add_argument("--model", default="backpack",
+                   help="which trained Backpack: a name from `hanzilm models`, backpack or backpack@PROFILE "
+                        "(default: backpack, the cpu run; a bare profile name such as smoke also works)")
     p.add_argument("--top", type=int, default=10, help="characters per sense (default: 10)")
     p.add_argument("--no-gloss", action="store_true", help="leave out the CC-CEDICT glosses")
     add_threads(p)
@@ -32,13 +37,17 @@ def run(args: argparse.Namespace) -> int:
         raise HanzilmError(f"give one character, not {args.char!r}")
     if args.top < 1:
         raise HanzilmError("--top must be at least 1")
-    model, vocab = experiment.load_trained(experiment.configure(args.model), "backpack")
+    ref = f"backpack@{args.model}" if args.model in PROFILES else args.model
+    found = resolve(ref, scan(MODEL_NAMES), paper="backpack")
+    if found.name != "backpack":
+        raise HanzilmError(f"{found.ref} is not a Backpack: only a Backpack has senses")
+    model, vocab = experiment.load_trained(experiment.configure(found.profile), "backpack")
     if args.char not in vocab.stoi or args.char in vocab.specials:
-        raise HanzilmError(f"{args.char!r} is not in the {args.model} model's vocabulary ({len(vocab)} entries)")
+        raise HanzilmError(f"{args.char!r} is not in the {found.ref} model's vocabulary ({len(vocab)} entries)")
     dictionary = None if args.no_gloss else cedict()
     table = top_characters(model, vocab, args.char, min(args.top, len(vocab) - len(vocab.specials)), dictionary)
     head = f"{args.char}" + (f" ({dictionary.gloss(args.char)})" if dictionary else "")
-    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, Backpack ({args.model}); (x)c: xc is a word")
+    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, {found.ref}; (x)c: xc is a word")
     for sense, g in table.groupby("sense"):
         items = [_visible(r.top) + (f" [{r.gloss}]" if r.gloss else "") for r in g.itertuples()]
         print(f"sense {sense:2d}: " + ("  ".join(items) if dictionary else " ".join(items)))

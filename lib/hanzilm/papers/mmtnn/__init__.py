@@ -5,3 +5,12 @@ tables: the chapter's results tables; tagger/viterbi/encoding/tags: the models; 
 pretrain: word2vec character vectors; segmenter + commands: `hanzilm segment`, which decodes with
 numpy_tagger (the trained weights in NumPy: no torch import); spec: TaggerSpec, the shape both read.
 """
+
+
+def load(name: str = "pku-mmtnn+pre", **options):
+    """A trained segmenter by name (`hanzilm models`) or directory: `load().cut("我爱北京天安门")`. The default is
+    the book's cpu PKU model (MMTNN with pre-trained character embeddings), shipped with the package."""
+    from .commands import segmenter_dir
+    from .segmenter import Segmenter
+
+    return Segmenter.load(segmenter_dir(name), **options)

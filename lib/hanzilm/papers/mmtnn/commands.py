@@ -5,10 +5,45 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import json
+from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from ...cliutil import add_threads, set_threads
 from ...errors import DataError
+from ...models import Model, resolve, scan
+
+SHIPPED = Path(__file__).parent / "shipped"
+DEFAULT_MODEL = "pku-mmtnn+pre"  # shipped with the package: `hanzilm segment` works before anything is trained
+
+
+def segmenter_name(config: dict) -> str:
+    """pku-mmtnn+pre+bigram, msr-nn, pku-crf, pku-mmtnn-s1 (seeds other than 0)."""
+    name = f"{config.get('dataset')}-{config.get('model')}"
+    name += "+pre" * bool(config.get("pretrained")) + "+bigram" * bool(config.get("bigram"))
+    return name + (f"-s{config['seed']}" if config.get("seed") else "")
+
+
+MODEL_NAMES = {"SegmentationConfig": ("mmtnn", segmenter_name)}
+
+
+def shipped_models() -> list[Model]:
+    out = []
+    for info in sorted(SHIPPED.glob("*/shipped.json")):
+        record = json.loads(info.read_text(encoding="utf-8"))
+        out.append(Model(record["name"], "mmtnn", "shipped", info.parent, record.get("metrics", {})))
+    return out
+
+
+def segmenter_dir(ref: str) -> Path:
+    """The saved segmenter a `--model` value means: a directory, or a model name (`hanzilm models`)."""
+    if Path(ref).is_dir():
+        return Path(ref)
+    model = resolve(ref, scan(MODEL_NAMES, shipped_models()), paper="mmtnn")
+    directory = model.path if model.profile == "shipped" else model.path / "segmenter"
+    if not directory.is_dir():
+        raise DataError(f"{model.ref} has no saved neural segmenter (the CRF baseline is not one)", path=model.path)
+    return directory
 
 BLOCK = 2000  # lines segmented together when nobody watches the output: long and short pieces batch better
 
@@ -17,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("segment", help="segment Chinese text with a trained model (one sentence per line)",
                        description="Segment FILE (default: stdin) with a saved segmenter; writes one line per input "
                                    "line, words separated by two spaces (the bakeoff's format), in UTF-8.")
-    p.add_argument("--model", required=True, help="a saved segmenter directory (config.json, model.safetensors)")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help=f"a model name from `hanzilm models` (NAME or NAME@PROFILE) or a saved segmenter directory "
+                        f"(default: {DEFAULT_MODEL}, shipped with the package)")
     p.add_argument("file", nargs="?", help="UTF-8 input, one sentence per line (default: stdin)")
     p.add_argument("--sep", default="  ", help="word separator (default: two spaces)")
     p.add_argument("--no-rules", action="store_true", help="do not keep URLs / ASCII runs together")
@@ -32,7 +69,7 @@ def _segment(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     from .segmenter import Segmenter, iter_lines, segment_stream
 
-    segmenter = Segmenter.load(args.model, rules=not args.no_rules)
+    segmenter = Segmenter.load(segmenter_dir(args.model), rules=not args.no_rules)
     out = sys.stdout.buffer
     interactive = args.flush or sys.stdout.isatty()
     writer = _Utf8Lines(out, flush=interactive)

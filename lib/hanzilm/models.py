@@ -1,0 +1,92 @@
+"""Named models: every trained model of the model stores (`results/<profile>/checkpoints/`) and those shipped
+with the package, listed by `hanzilm models` and taken by `--model NAME` (`segment`, `senses`).
+
+A name says what a model is in the paper's terms: `pku-mmtnn+pre` (MMTNN with pre-trained embeddings on PKU),
+`backpack`, `pku-mslm-s1`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre@cpu`, `@smoke`, `@shipped`); a bare
+name prefers the cpu run, then the shipped copy, then any other profile. Each paper names its own configs (its
+`commands.MODEL_NAMES`); this module only scans and resolves, so it imports no paper and no torch."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from .errors import HanzilmError
+from .paths import RESULTS
+
+# config class -> (paper, function from the stored config to a name)
+Namers = Mapping[str, tuple[str, Callable[[dict[str, Any]], str]]]
+PREFERENCE = ("cpu", "shipped")
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    paper: str
+    profile: str
+    path: Path                      # the run directory (or the shipped directory)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.profile}"
+
+
+def scan(namers: Namers, shipped: Iterable[Model] = (), root: Path = RESULTS) -> list[Model]:
+    """Every complete stored run whose config class a paper names, and the shipped models."""
+    found = list(shipped)
+    for done in sorted(root.glob("*/checkpoints/*/done.json")):
+        try:
+            record = json.loads(done.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # an unreadable record is not a model; `data verify`-style checks report it elsewhere
+        named = namers.get(record.get("config_class", ""))
+        if named is None:
+            continue
+        paper, namer = named
+        metrics = {k: v for k, v in (record.get("best_metrics") or {}).items() if isinstance(v, (int, float))}
+        found.append(Model(namer(record.get("config", {})), paper, done.parents[2].name, done.parent, metrics))
+    return found
+
+
+def resolve(ref: str, models: Iterable[Model], paper: str | None = None) -> Model:
+    """The model `NAME` or `NAME@PROFILE` names (of `paper`, if given)."""
+    name, _, profile = ref.partition("@")
+    candidates = [m for m in models if m.name == name and (paper is None or m.paper == paper)]
+    if profile:
+        candidates = [m for m in candidates if m.profile == profile]
+    if not candidates:
+        known = sorted({m.ref for m in models if paper is None or m.paper == paper})
+        hint = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "") if known else "none (train one: make paper)"
+        raise HanzilmError(f"no model named {ref!r}; known: {hint} (`hanzilm models` lists them)")
+    rank = {p: i for i, p in enumerate(PREFERENCE)}
+    candidates.sort(key=lambda m: (rank.get(m.profile, len(rank)), m.profile))
+    best = [m for m in candidates if m.profile == candidates[0].profile]
+    if len(best) > 1:
+        raise HanzilmError(f"{ref!r} names {len(best)} runs at profile {best[0].profile} "
+                           f"({', '.join(str(m.path) for m in best)}): give the path")
+    return best[0]
+
+
+def register(sub, namers: Namers, shipped: Callable[[], Iterable[Model]]) -> None:
+    p = sub.add_parser("models", help="list the trained models (by name, for --model NAME)",
+                       description="Every trained model in results/<profile>/checkpoints and those shipped with "
+                                   "the package: name, paper, profile, its selection metrics and where it is.")
+    p.add_argument("--profile", help="only this profile (cpu, smoke, shipped, ...)")
+    p.set_defaults(func=lambda args: _list(args, namers, shipped))
+
+
+def _list(args, namers: Namers, shipped: Callable[[], Iterable[Model]]) -> int:
+    models = [m for m in scan(namers, shipped()) if args.profile in (None, m.profile)]
+    if not models:
+        print("no trained models" + (f" at profile {args.profile}" if args.profile else "") + "; `make paper` trains them")
+        return 0
+    rows = [(m.ref, m.paper, ", ".join(f"{k} {v:.4g}" for k, v in sorted(m.metrics.items())[:3]), str(m.path))
+            for m in sorted(models, key=lambda m: (m.paper, m.profile, m.name))]
+    widths = [max(len(r[i]) for r in rows + [("model", "paper", "metrics", "path")]) for i in range(3)]
+    print(f"{'model':<{widths[0]}}  {'paper':<{widths[1]}}  {'metrics':<{widths[2]}}  path")
+    for r in rows:
+        print(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}")
+    return 0
