@@ -155,3 +155,38 @@ def test_unkeyable_config_is_reported():
 def test_load_model_checks_file(tmp_path):
     with pytest.raises(HanzilmError, match="no such checkpoint"):
         store.load_model(_tiny.TinyMLP(), tmp_path / "missing.safetensors")
+
+
+def test_a_stored_model_is_verified_on_load(tmp_path):
+    """Issue 13, item 2: done.json records the commit and the sha256 of the weights; a changed, truncated or
+    NaN-holding checkpoint is one error naming the file (runs from before checksums: value checks only)."""
+    from safetensors.torch import save_file
+
+    cfg = _tiny.TinyExperiment()
+    _get(cfg)
+    run = Store.of("smoke").run_dir(cfg, DATA)
+    done = load_summary(run)
+    assert set(done["files"]) >= {"best.safetensors"} and not any(f.startswith("last-") for f in done["files"])
+    assert "commit" in done and done["steps_per_s"] > 0
+    best = run / "best.safetensors"
+    weights = load_file(str(best))
+    poisoned = {k: torch.full_like(v, float("nan")) for k, v in weights.items()}
+    save_file(poisoned, str(best))
+    with pytest.raises(HanzilmError, match=rf"{best}: its sha256 differs"):
+        _get(cfg)
+    (run / "done.json").write_text(json.dumps({k: v for k, v in done.items() if k != "files"}))
+    with pytest.raises(HanzilmError, match=rf"{best}: the weights hold NaN"):
+        _get(cfg)
+    best.write_bytes(best.read_bytes()[:40])
+    with pytest.raises(HanzilmError, match=rf"{best}: cannot load the weights"):
+        _get(cfg)
+
+
+def test_a_made_artefact_is_verified(tmp_path):
+    st = Store(tmp_path / "store")
+    cfg = _tiny.TinyModelConfig()
+    run_dir = st.make_or_load(cfg, lambda d: (d / "table.txt").write_text("made") and {}, data=DATA)
+    assert "table.txt" in load_summary(run_dir)["files"]
+    (run_dir / "table.txt").write_text("swapped")
+    with pytest.raises(HanzilmError, match="table.txt: its sha256 differs"):
+        st.make_or_load(cfg, lambda d: {}, data=DATA)

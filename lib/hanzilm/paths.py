@@ -4,6 +4,7 @@ directory, so notebooks give the same results whether papermill, nbval or Jupyte
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 
@@ -35,3 +36,18 @@ def results_dir(profile: str) -> Path:
 def cache_dir() -> Path:
     """The code's own cache (downloads, encoded corpora); git-ignored."""
     return Path(os.environ.get("HANZILM_CACHE", DATA / "cache"))
+
+
+def git_state() -> tuple[str | None, bool | None]:
+    """The project's commit and whether its code differs from it (None, None outside a git checkout). Results
+    and executed notebooks change during a run, so only code and sources make a run "dirty"."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results", ":!book/**/*.ipynb")
+        return commit, bool(status.strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+

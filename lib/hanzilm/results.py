@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,11 +23,14 @@ import pandas as pd
 
 from .errors import HanzilmError
 from .io import atomic_write_text
-from .paths import RESULTS, ROOT
+from .paths import RESULTS, ROOT, git_state
 
 TARGETS = Path(__file__).parent / "targets"
 PAPER_COLUMNS = ["paper", "diff", "paper_source"]
-_VERSIONED = ("torch", "numpy", "pandas", "matplotlib", "papermill", "hanzilm")
+# every library the numbers depend on (word2vec, the CRF, jieba's cloze boundaries, the weights' format, the
+# grapheme rules), not only the framework
+_VERSIONED = ("torch", "numpy", "pandas", "matplotlib", "papermill", "hanzilm", "gensim", "python-crfsuite", "jieba",
+              "safetensors", "regex")
 
 
 def paper_values(
@@ -72,7 +74,7 @@ class Provenance:
 
         manifest = load_manifest()
         datasets = [d for d in sorted(set(datasets)) if not manifest.get(d).missing]  # a missing one has no files
-        commit, dirty = _git_state()
+        commit, dirty = git_state()
         return {
             "git_commit": commit,
             "git_dirty": dirty,
@@ -184,19 +186,6 @@ def glance(profile: str) -> pd.DataFrame:
             rows.append({"table": table, "row": what, "metric": r["metric"], "ours": r["ours"],
                          "paper": r["paper"], "diff": r["diff"], "paper_source": r["paper_source"]})
     return pd.DataFrame(rows, columns=["table", "row", "metric", "ours", "paper", "diff", "paper_source"])
-
-
-def _git_state() -> tuple[str | None, bool | None]:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-
-    try:
-        commit = git("rev-parse", "HEAD").strip()
-        # results and executed notebooks change during a run; only code and sources make a run "dirty"
-        status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results", ":!book/**/*.ipynb")
-        return commit, bool(status.strip())
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
 
 
 def _version(package: str) -> str | None:

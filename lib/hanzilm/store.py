@@ -69,17 +69,47 @@ def is_complete(run_dir: str | Path) -> bool:
     return (Path(run_dir) / "done.json").is_file()
 
 
-def load_model(model: torch.nn.Module, path: str | Path, device: str | torch.device | None = None
-               ) -> torch.nn.Module:
-    """Load safetensors weights into `model` (strict), on `device` (default: where the model is)."""
+def load_model(model: torch.nn.Module, path: str | Path, device: str | torch.device | None = None,
+               sha256: str | None = None) -> torch.nn.Module:
+    """Load safetensors weights into `model` (strict), on `device` (default: where the model is). A file that
+    does not match `sha256` (when the run recorded it), does not parse, does not fit the model or holds NaN or
+    infinite values is one error naming it."""
+    from safetensors import SafetensorError
+
     path = Path(path)
     if not path.is_file():
         raise HanzilmError(f"{path}: no such checkpoint")
+    if sha256 is not None and file_sha256(path) != sha256:
+        raise HanzilmError(f"{path}: its sha256 differs from the one its run recorded (done.json): the file was "
+                           "changed, truncated or replaced; delete the run directory to train it again")
     if device is None:
         device = next(model.parameters(), torch.empty(0)).device
     model.to(device)
-    _load_model(model, path, strict=True, device=str(device))
+    try:
+        _load_model(model, path, strict=True, device=str(device))
+    except (SafetensorError, OSError, RuntimeError) as e:
+        raise HanzilmError(f"{path}: cannot load the weights: {str(e).splitlines()[0]}") from None
+    # parameters only: a buffer may hold -inf on purpose (an attention mask)
+    bad = [n for n, p in model.named_parameters() if not bool(p.isfinite().all())]
+    if bad:
+        raise HanzilmError(f"{path}: the weights hold NaN or infinite values ({', '.join(bad[:3])})")
     return model
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _kept_files(run_dir: Path) -> dict[str, str]:
+    """sha256 of the files a complete run is loaded from (its weights and what `make` wrote), not its logs,
+    records, locks or resume checkpoints (last-*, which the run no longer needs)."""
+    skip = {"run.json", "done.json", ".lock", "history.json", "last.json"}
+    return {f.name: file_sha256(f) for f in sorted(run_dir.iterdir())
+            if f.is_file() and f.name not in skip and not f.name.startswith("last-")}
 
 
 def load_history(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -184,7 +214,9 @@ class Store:
                                             "extra_best": result.extra_best, "steps": result.steps,
                                             "wall_time": result.wall_time,
                                             "session_time": time.perf_counter() - t0})
-        return load_model(model, run_dir / f"{trainer.best_name(select)}.safetensors", device=d.device).eval()
+        name = f"{trainer.best_name(select)}.safetensors"
+        recorded = load_summary(run_dir).get("files", {}) if is_complete(run_dir) else {}
+        return load_model(model, run_dir / name, device=d.device, sha256=recorded.get(name)).eval()
 
     def make_or_load(self, config: Any, make: Callable[[Path], Mapping[str, Any]], *,
                      data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
@@ -200,6 +232,7 @@ class Store:
                 t0 = time.perf_counter()
                 made = dict(make(run_dir))
                 _finish(run_dir, info, {**made, "wall_time": time.perf_counter() - t0})
+        _verify_files(run_dir)
         return run_dir
 
 
@@ -217,8 +250,24 @@ def _begin(run_dir: Path, info: dict[str, Any]) -> None:
 
 
 def _finish(run_dir: Path, info: dict[str, Any], outcome: Mapping[str, Any]) -> None:
-    # written last: its presence means every other file of the run is complete
-    atomic_write_text(run_dir / "done.json", json.dumps({**info, **outcome}, indent=1, ensure_ascii=False))
+    # written last: its presence means every other file of the run is complete. It records what trained it
+    # (the commit, whether the code differed from it) and the checksum of every file it is loaded from.
+    commit, dirty = paths.git_state()
+    made = {"commit": commit, "dirty": dirty, "files": _kept_files(run_dir)}
+    if outcome.get("steps") and outcome.get("wall_time"):
+        made["steps_per_s"] = outcome["steps"] / outcome["wall_time"]
+    atomic_write_text(run_dir / "done.json", json.dumps({**info, **outcome, **made}, indent=1, ensure_ascii=False))
+
+
+def _verify_files(run_dir: Path) -> None:
+    """The files a complete run recorded, unchanged (runs from before checksums were kept are not checked)."""
+    for name, digest in load_summary(run_dir).get("files", {}).items():
+        path = run_dir / name
+        if not path.is_file():
+            raise HanzilmError(f"{path}: missing (its run's done.json lists it)")
+        if file_sha256(path) != digest:
+            raise HanzilmError(f"{path}: its sha256 differs from the one its run recorded (done.json): the file "
+                               "was changed, truncated or replaced; delete the run directory to make it again")
 
 
 def _check_same_run(run_dir: Path, info: dict[str, Any]) -> None:
