@@ -190,3 +190,16 @@ def test_a_made_artefact_is_verified(tmp_path):
     (run_dir / "table.txt").write_text("swapped")
     with pytest.raises(HanzilmError, match="table.txt: its sha256 differs"):
         st.make_or_load(cfg, lambda d: {}, data=DATA)
+
+
+def test_results_name_the_training_runs_behind_them(tmp_path):
+    from hanzilm.results import Provenance
+
+    store.LOADED.clear()
+    cfg = _tiny.TinyExperiment()
+    _get(cfg)
+    record = Provenance(profile="smoke", seed=0).record([])
+    run = Store.of("smoke").run_dir(cfg, DATA)
+    assert [r["run"] for r in record["training_runs"]] == [f"smoke/{run.name}"]
+    assert record["training_runs"][0]["wall_time_s"] == load_summary(run)["wall_time"]
+    assert "commit" in record["training_runs"][0]

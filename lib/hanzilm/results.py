@@ -83,6 +83,8 @@ class Provenance:
             "data_sha256": checksums(datasets),
             "versions": {"python": platform.python_version(), **{p: _version(p) for p in _VERSIONED}},
             "wall_time_s": round(time.time() - self.started, 3),
+            # the trained artefacts this notebook loaded before writing the table (what trained them, and when)
+            "training_runs": _training_runs(),
             "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "machine": {
                 "host": socket.gethostname(),
@@ -186,6 +188,11 @@ def glance(profile: str) -> pd.DataFrame:
             rows.append({"table": table, "row": what, "metric": r["metric"], "ours": r["ours"],
                          "paper": r["paper"], "diff": r["diff"], "paper_source": r["paper_source"]})
     return pd.DataFrame(rows, columns=["table", "row", "metric", "ours", "paper", "diff", "paper_source"])
+
+
+def _training_runs() -> list[dict]:
+    store = sys.modules.get("hanzilm.store")  # loaded only by notebooks that train or load models
+    return sorted(store.LOADED.values(), key=lambda r: r["run"]) if store is not None else []
 
 
 def _version(package: str) -> str | None:

@@ -162,6 +162,18 @@ def _info(config: Any, key: str, data: Mapping[str, str] | None, code_version: s
             "data": dict(data or {}), "code_version": code_version}
 
 
+# every run this process has trained or loaded, by directory: the results writer records them beside each table
+# (`Provenance.record`), so a result names the training runs behind it, with their commit and wall time
+LOADED: dict[str, dict[str, Any]] = {}
+
+
+def _note_loaded(run_dir: Path) -> None:
+    done = load_summary(run_dir)
+    LOADED[str(run_dir)] = {"run": f"{run_dir.parent.parent.name}/{run_dir.name}", "commit": done.get("commit"),
+                            "dirty": done.get("dirty"), "wall_time_s": done.get("wall_time"),
+                            "code_version": done.get("code_version")}
+
+
 @dataclasses.dataclass(frozen=True)
 class Store:
     """A directory of trained artefacts (one per profile: `Store.of(profile)`), the one door to them."""
@@ -216,7 +228,10 @@ class Store:
                                             "session_time": time.perf_counter() - t0})
         name = f"{trainer.best_name(select)}.safetensors"
         recorded = load_summary(run_dir).get("files", {}) if is_complete(run_dir) else {}
-        return load_model(model, run_dir / name, device=d.device, sha256=recorded.get(name)).eval()
+        model = load_model(model, run_dir / name, device=d.device, sha256=recorded.get(name)).eval()
+        if is_complete(run_dir):
+            _note_loaded(run_dir)
+        return model
 
     def make_or_load(self, config: Any, make: Callable[[Path], Mapping[str, Any]], *,
                      data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
@@ -233,6 +248,7 @@ class Store:
                 made = dict(make(run_dir))
                 _finish(run_dir, info, {**made, "wall_time": time.perf_counter() - t0})
         _verify_files(run_dir)
+        _note_loaded(run_dir)
         return run_dir
 
 
