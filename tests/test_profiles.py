@@ -21,11 +21,11 @@ class ExampleConfig:
     optim: Optim = field(default_factory=Optim)
 
 
-def test_the_three_profiles():
-    assert set(PROFILES) == {"smoke", "cpu", "paper"}
+def test_the_four_profiles():
+    assert set(PROFILES) == {"smoke", "cpu", "gpu", "paper"}
     assert get_profile().name == "cpu"
-    with pytest.raises(HanzilmError, match="unknown profile 'gpu'"):
-        get_profile("gpu")
+    with pytest.raises(HanzilmError, match="unknown profile 'tpu'"):
+        get_profile("tpu")
 
 
 def test_configure_applies_overrides_including_nested():

@@ -10,6 +10,9 @@ replaces its home, in one rename, only when every cell ran. A failed notebook le
 executed copy at `results/<profile>/failed/<name>.ipynb`, named in one line with the failing cell and the
 exception. A home holds no timestamps or durations, so a re-run with the same outputs rewrites the same bytes.
 
+`--plan` runs nothing: it prints per chapter the models the profile trains, their parameter counts, tokens and
+the hours they should take on one GPU (`hanzilm.plan`).
+
 While a notebook runs, the models it trains report to the runner through `hanzilm.progress`'s side channel: on a
 terminal a live bar per run under the book's ETA, elsewhere one line per finished run (HANZILM_PROGRESS=0: none).
 """
@@ -35,7 +38,7 @@ import yaml
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .paths import BOOK, RESULTS
-from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, get_profile
 from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
 
 KERNEL = "python3"
@@ -390,6 +393,27 @@ def _summary(outcomes: list[Outcome], profile: str, total: float, stream) -> Non
         print(f"failed copies: {RESULTS / profile / 'failed'}", file=stream)
 
 
+def plan_chapters(only: str | None, book: Path = BOOK) -> list[str]:
+    """The chapters of the notebooks `only` picks (every chapter without it), in their usual order."""
+    if only is None:
+        return list(CHAPTERS)
+    _, names = pick(book, only)
+    return [c for c in CHAPTERS if any(n.split("/")[0] == c for n in names)]
+
+
+def _run_command(a: argparse.Namespace) -> int:
+    if a.plan:
+        from .plan import print_plan
+
+        chapters = plan_chapters(a.only)
+        if not chapters:
+            print(f"--only {a.only!r} picks no chapter that trains models", file=sys.stderr)
+            return 2
+        print_plan(a.profile, chapters)
+        return 0
+    return 0 if all(o.ok for o in run(a.profile, a.only, a.seed)) else 1
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     paper = sub.add_parser("paper", help="execute the book's notebooks (the whole paper companion)")
     paper_sub = paper.add_subparsers(dest="paper_command", required=True)
@@ -398,7 +422,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", help="run only the notebooks whose name (e.g. data/corpus_statistics) matches: a "
                    "glob ('mmtnn/*') or a part of the name")
     p.add_argument("--seed", type=int, help="seed passed to every notebook (default: the profile's first)")
-    p.set_defaults(func=lambda a: 0 if all(o.ok for o in run(a.profile, a.only, a.seed)) else 1)
+    p.add_argument("--plan", action="store_true", help="run nothing: print per chapter the models the profile "
+                   "trains, their parameters, tokens and expected hours on one GPU (with --only: its chapters)")
+    p.set_defaults(func=_run_command)
     ls = paper_sub.add_parser("list", help="list the notebooks in run order")
     ls.set_defaults(func=lambda a: print("\n".join(str(s.relative_to(BOOK).with_suffix(""))
                                                    for s in toc_notebooks())))
