@@ -17,11 +17,19 @@ Run directory (written by rank 0 only, every file atomically):
                                     selected by dev loss and another by a dev task metric in one run)
     history.json                    [{step, loss, lr, grad_norm, tokens_per_s, time, <eval metrics>}, ...]
 The LR is a pure function of the step, so the step is the whole scheduler position.
+
+Reproducibility on CPU: the same config, seed and torch thread count give the same bits, resumed or not and
+however loaded the machine is. Training runs with `torch.use_deterministic_algorithms(True)` (on CPU that
+makes the backward of indexing, `index_put_(accumulate=True)`, add in a fixed order instead of with atomic
+adds from every thread), and at the thread count the run started with, which the checkpoint records: a
+resumed run takes that count back for the rest of the run, since reductions split by thread round differently
+at another count. Both are restored when `train` returns.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -32,7 +40,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -300,6 +308,28 @@ def _load_last(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer
     return state
 
 
+@contextlib.contextmanager
+def _reproducible(device: torch.device, threads: int | None, name: str) -> Iterator[None]:
+    """Deterministic kernels and `threads` torch threads (None: as they are) for a CPU run, restored after."""
+    if device.type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    mode = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    if threads and threads != before:
+        warnings.warn(f"{name}: resumed on {threads} torch threads, the count the run started with (this "
+                      f"process has {before}); at another count its results would not be the same",
+                      RuntimeWarning)
+        torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(mode[0], warn_only=mode[1])
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
 def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(cfg)))
 
@@ -355,7 +385,7 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
         _seed(cfg.seed + d.rank)  # rank-specific so dropout masks differ between shards
         state = {"step": 0, "history": [], "best": None, "extra_best": {}, "nonfinite": 0, "wall_time": 0.0,
                  "window": {"loss": 0.0, "grad_norm": 0.0, "n": 0, "units": 0, "secs": 0.0},
-                 "config": _config_dict(cfg)}
+                 "config": _config_dict(cfg), "threads": torch.get_num_threads()}
         for t in [*model.parameters(), *model.buffers()] if d.world > 1 else []:
             dist.broadcast(t.data, src=0)  # every rank starts from rank 0's initialisation
     else:
@@ -371,7 +401,9 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
             _seed(cfg.seed + d.rank)
 
     hist, win, wall0, t0 = state["history"], state["window"], state["wall_time"], time.perf_counter()
-    with progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
+    # "threads" is missing from runs checkpointed before it was recorded: they go on at this process's count
+    with _reproducible(d.device, state.get("threads"), run_dir.name), \
+            progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
         for step in range(state["step"], cfg.steps):
             t_step = time.perf_counter()
             if per_rank:

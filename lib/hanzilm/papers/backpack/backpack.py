@@ -92,7 +92,11 @@ class Backpack(nn.Module):
     def senses(self, ids: torch.Tensor) -> torch.Tensor:
         """C(x_j) for every position: (..., k, d). Computed once per distinct token of `ids`."""
         uniq, inverse = torch.unique(ids, return_inverse=True)
-        return self.sense_network(self.wte(uniq))[inverse]
+        table = self.sense_network(self.wte(uniq))                   # (U, k, d)
+        # A lookup, not table[inverse]: on CPU the backward of indexing adds the gradients of a repeated token
+        # with atomic float adds from every thread, in an order the scheduler picks, so no two training runs
+        # had the same bits. The embedding's backward adds them in position order (same forward values).
+        return F.embedding(inverse, table.flatten(-2)).unflatten(-1, table.shape[-2:])
 
     def vocabulary_senses(self) -> torch.Tensor:
         """C(x) of every vocabulary entry: (V, k, d)."""
