@@ -42,7 +42,7 @@ def test_store_keys_of_the_pair_are_unchanged():
     """The trained cpu models are found again only if LMConfig (name, fields) and the code version stay."""
     pair = experiment.configure("cpu").lm.pair()
     assert list(pair) == ["gpt", "backpack"] and [c.model for c in pair.values()] == ["gpt", "backpack"]
-    key = config_key(pair["backpack"], {"corpus.txt": "0" * 64}, experiment.CODE_VERSION)
+    key = config_key(pair["backpack"], {"corpus.txt": "0" * 64}, experiment.CODE_VERSIONS["backpack"])
     assert key[:12] == "b2e5d9960c27"
 
 

@@ -32,7 +32,9 @@ from .gpt import GPT, GPTConfig, gpt_param_count
 from .perplexity import perplexity
 
 MODELS = ("gpt", "backpack")
-CODE_VERSION = "lm/1"
+# part of each model's store key: a change to what training computes gets a new version, so a stored run of the
+# old code is not reused. backpack/2: the sense gather is an embedding lookup (bit-reproducible on CPU threads).
+CODE_VERSIONS = {"gpt": "lm/1", "backpack": "backpack/2"}
 PAPER_NAMES = {"gpt": "GPT2-micro", "backpack": "Backpack-micro"}
 
 # The paper's pretraining (Sec. 4.3; the authors' code for the optimiser details): 184,320-token batches
@@ -144,7 +146,7 @@ def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch
     cfg = ch.lm.pair()[model]
     return required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
                                     evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus),
-                                    code_version=CODE_VERSION)
+                                    code_version=CODE_VERSIONS[model])
 
 
 def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn.Module]:
@@ -153,7 +155,8 @@ def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn
 
 
 def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
-    return required(ch.store).run_dir(ch.lm.pair()[model], data=store_data(corpus), code_version=CODE_VERSION)
+    return required(ch.store).run_dir(ch.lm.pair()[model], data=store_data(corpus),
+                                      code_version=CODE_VERSIONS[model])
 
 
 def summary(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict:
