@@ -43,7 +43,9 @@ def test_store_keys_of_the_pair_are_unchanged():
     pair = experiment.configure("cpu").lm.pair()
     assert list(pair) == ["gpt", "backpack"] and [c.model for c in pair.values()] == ["gpt", "backpack"]
     key = config_key(pair["backpack"], {"corpus.txt": "0" * 64}, experiment.CODE_VERSIONS["backpack"])
-    assert key[:12] == "b2e5d9960c27"
+    assert key[:12] == "324339b3ac23"  # backpack/2 (lm/1 gave b2e5d9960c27: the run of the racing sense gather)
+    key = config_key(pair["gpt"], {"corpus.txt": "0" * 64}, experiment.CODE_VERSIONS["gpt"])
+    assert key[:12] == config_key(pair["gpt"], {"corpus.txt": "0" * 64}, "lm/1")[:12]
 
 
 def test_the_vocabulary_cut_off_comes_from_the_chapter(monkeypatch):
