@@ -110,5 +110,5 @@ display(Markdown(bias.table5_verdict(wide, sense)))
 # **On the `cpu` run the finding reproduces in direction only.** Removing the chosen sense from 兵 and from 警
 # lowers the ratios of 士兵 and 警察 by a few percent instead of about 60 % (the computed lines above give the
 # numbers; paper: 58.1 -> 21.3 and 23.6 -> 9.5), and raises it for 教师; over the wider list the ratio drops for
-# every word. Our models are barely biased to begin with on the paper's words (ratios of 2-5 against the paper's
+# every word. Our models are barely biased to begin with on the paper's words (ratios below 10 against the paper's
 # 58 and 70 for 士兵), and the nullspace projection *raises* GPT-2's ratio for all four.
