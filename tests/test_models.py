@@ -29,7 +29,7 @@ def _run(root: Path, profile: str, key: str, config: dict, metrics=None) -> Path
 
 def test_names_and_the_preferred_profile(tmp_path):
     base = {"dataset": "pku", "model": "mmtnn", "pretrained": True, "bigram": False, "seed": 0}
-    cpu = _run(tmp_path, "cpu", "a", base)
+    cpu = _run(tmp_path, "cpu", "a", base) / "done.json"
     smoke = _run(tmp_path, "smoke", "b", base)
     _run(tmp_path, "cpu", "c", {**base, "bigram": True, "seed": 1})
     _run(tmp_path, "cpu", "d", {**base, "model": "nn", "pretrained": False})
@@ -37,14 +37,16 @@ def test_names_and_the_preferred_profile(tmp_path):
     models = scan(NAMERS, [shipped], root=tmp_path)
     assert sorted(m.ref for m in models) == ["pku-mmtnn+pre+bigram-s1@cpu", "pku-mmtnn+pre@cpu",
                                              "pku-mmtnn+pre@shipped", "pku-mmtnn+pre@smoke", "pku-nn@cpu"]
-    assert resolve("pku-mmtnn+pre", models).path == cpu             # cpu first
+    assert resolve("pku-mmtnn+pre", models).path == cpu.parent      # cpu first
     assert resolve("pku-mmtnn+pre@smoke", models).path == smoke
     assert resolve("pku-mmtnn+pre", [m for m in models if m.profile != "cpu"]) is shipped  # then shipped
     with pytest.raises(HanzilmError, match="no model named 'pku-crf'; known: .*pku-nn@cpu"):
         resolve("pku-crf", models)
-    _run(tmp_path, "cpu", "e", {**base, "epochs": 3})  # a second run under the same name: ambiguous
-    with pytest.raises(HanzilmError, match="names 2 runs at profile cpu"):
-        resolve("pku-mmtnn+pre", scan(NAMERS, root=tmp_path))
+    newer = _run(tmp_path, "cpu", "e", {**base, "epochs": 3})  # a newer run under the same name takes it
+    os.utime(newer / "done.json", (cpu.stat().st_mtime + 10,) * 2)
+    models = scan(NAMERS, root=tmp_path)
+    assert resolve("pku-mmtnn+pre", models).path == newer
+    assert resolve("pku-mmtnn+pre~a@cpu", models).path == cpu.parent  # the older one keeps a name of its own
 
 
 def test_the_shipped_segmenter_is_the_books_model():

@@ -134,7 +134,7 @@ def test_a_damaged_or_swapped_segmenter_is_refused(segmenter, tmp_path):
     import numpy as np
     from safetensors.numpy import load_file, save_file
 
-    from hanzilm.errors import DataError
+    from hanzilm.errors import DataError, HanzilmError
 
     good = tmp_path / "good"
     segmenter.save(good)
@@ -146,7 +146,7 @@ def test_a_damaged_or_swapped_segmenter_is_refused(segmenter, tmp_path):
         Segmenter.load(nan)
     (nan / "manifest.json").unlink()
     for engine in ("numpy", "torch"):
-        with pytest.raises(DataError, match=r"nan/model.safetensors: the weights hold NaN"):
+        with pytest.raises(HanzilmError, match=r"nan/model.safetensors: the weights hold NaN"):
             Segmenter.load(nan, engine=engine)
     swapped = _copy(good, tmp_path / "swapped")
     chars = json.loads((swapped / "chars.json").read_text())

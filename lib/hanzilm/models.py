@@ -2,12 +2,14 @@
 with the package, listed by `hanzilm models` and taken by `--model NAME` (`segment`, `senses`).
 
 A name says what a model is in the paper's terms: `pku-mmtnn+pre` (MMTNN with pre-trained embeddings on PKU),
-`backpack`, `pku-mslm-s1`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre@cpu`, `@smoke`, `@shipped`); a bare
+`backpack`, `pku-mslm-s1`; where a profile's store holds older runs under the same name (older code or settings),
+the newest has the name and the others are `NAME~<key>`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre@cpu`, `@smoke`, `@shipped`); a bare
 name prefers the cpu run, then the shipped copy, then any other profile. Each paper names its own configs (its
 `commands.MODEL_NAMES`); this module only scans and resolves, so it imports no paper and no torch."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,7 @@ class Model:
 def scan(namers: Namers, shipped: Iterable[Model] = (), root: Path = RESULTS) -> list[Model]:
     """Every complete stored run whose config class a paper names, and the shipped models."""
     found = list(shipped)
+    stored = []
     for done in sorted(root.glob("*/checkpoints/*/done.json")):
         try:
             record = json.loads(done.read_text(encoding="utf-8"))
@@ -47,7 +50,16 @@ def scan(namers: Namers, shipped: Iterable[Model] = (), root: Path = RESULTS) ->
             continue
         paper, namer = named
         metrics = {k: v for k, v in (record.get("best_metrics") or {}).items() if isinstance(v, (int, float))}
-        found.append(Model(namer(record.get("config", {})), paper, done.parents[2].name, done.parent, metrics))
+        stored.append((done.stat().st_mtime, Model(namer(record.get("config", {})), paper, done.parents[2].name,
+                                                   done.parent, metrics)))
+    # runs of older code or settings keep their directory but give the name to the newest run of that profile:
+    # they are listed as NAME~<key> (e.g. backpack~2e572b6b5476@smoke)
+    taken: set[tuple[str, str]] = set()
+    for _, m in sorted(stored, key=lambda t: -t[0]):
+        if (m.name, m.profile) in taken:
+            m = dataclasses.replace(m, name=f"{m.name}~{m.path.name.rsplit('-', 1)[-1]}")
+        taken.add((m.name, m.profile))
+        found.append(m)
     return found
 
 
