@@ -6,7 +6,6 @@ import argparse
 
 from ...cliutil import add_threads, set_threads
 from ...errors import HanzilmError
-from ...models import resolve, scan
 from ...profiles import PROFILES
 
 # the trained language models by name: "backpack", "gpt2" (NAME@PROFILE for a profile other than cpu)
@@ -37,17 +36,21 @@ def run(args: argparse.Namespace) -> int:
         raise HanzilmError(f"give one character, not {args.char!r}")
     if args.top < 1:
         raise HanzilmError("--top must be at least 1")
-    ref = f"backpack@{args.model}" if args.model in PROFILES else args.model
-    found = resolve(ref, scan(MODEL_NAMES), paper="backpack")
-    if found.name != "backpack":
-        raise HanzilmError(f"{found.ref} is not a Backpack: only a Backpack has senses")
-    model, vocab = experiment.load_trained(experiment.configure(found.profile), "backpack")
+    # the Backpack of a profile is the one its chapter config trains: NAME@PROFILE needs no store scan
+    name, _, profile = (f"backpack@{args.model}" if args.model in PROFILES else args.model).partition("@")
+    profile = profile or "cpu"
+    if name == "gpt2":
+        raise HanzilmError(f"gpt2@{profile} is not a Backpack: only a Backpack has senses")
+    if name != "backpack" or profile not in PROFILES:
+        raise HanzilmError(f"no Backpack named {args.model!r}: give backpack or backpack@PROFILE "
+                           f"(profiles: {', '.join(sorted(PROFILES))}; `hanzilm models` lists the trained ones)")
+    model, vocab = experiment.load_trained(experiment.configure(profile), "backpack")
     if args.char not in vocab.stoi or args.char in vocab.specials:
-        raise HanzilmError(f"{args.char!r} is not in the {found.ref} model's vocabulary ({len(vocab)} entries)")
+        raise HanzilmError(f"{args.char!r} is not in the backpack@{profile} model's vocabulary ({len(vocab)} entries)")
     dictionary = None if args.no_gloss else cedict()
     table = top_characters(model, vocab, args.char, min(args.top, len(vocab) - len(vocab.specials)), dictionary)
     head = f"{args.char}" + (f" ({dictionary.gloss(args.char)})" if dictionary else "")
-    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, {found.ref}; (x)c: xc is a word")
+    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, backpack@{profile}; (x)c: xc is a word")
     for sense, g in table.groupby("sense"):
         items = [_visible(r.top) + (f" [{r.gloss}]" if r.gloss else "") for r in g.itertuples()]
         print(f"sense {sense:2d}: " + ("  ".join(items) if dictionary else " ".join(items)))
