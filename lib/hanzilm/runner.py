@@ -95,20 +95,19 @@ def kernel_config():
 @contextlib.contextmanager
 def _environ(changes: dict[str, str | None]) -> Iterator[None]:
     """os.environ with `changes` (None: unset) while the kernel is started, which inherits it."""
+    def apply(values: dict[str, str | None]) -> None:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
     saved = {k: os.environ.get(k) for k in changes}
     try:
-        for k, v in changes.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        apply(changes)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        apply(saved)
 
 
 def execute(source: Path, profile: str, seed: int, out: Path, env: dict[str, str | None] | None = None) -> None:

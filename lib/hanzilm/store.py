@@ -30,6 +30,7 @@ from safetensors.torch import load_model as _load_model
 
 from . import paths
 from . import train as trainer
+from .data.resolve import file_sha256
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .train import TrainConfig
@@ -94,14 +95,6 @@ def load_model(model: torch.nn.Module, path: str | Path, device: str | torch.dev
     if bad:
         raise HanzilmError(f"{path}: the weights hold NaN or infinite values ({', '.join(bad[:3])})")
     return model
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _kept_files(run_dir: Path) -> dict[str, str]:

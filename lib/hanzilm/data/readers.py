@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import DataError
 
 __all__ = [
+    "read_bytes",
     "CedictEntry",
     "read_cedict",
     "read_lines",
@@ -29,13 +30,18 @@ __all__ = [
 ]
 
 
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; a failure is a DataError naming the file."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise DataError(f"cannot read file: {e.strerror}", path=Path(path)) from None
+
+
 def read_text(path: str | Path) -> str:
     """The whole file as text: strict UTF-8, BOM removed, every line end turned into '\\n'."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read file: {e.strerror}", path=path) from None
+    data = read_bytes(path)
     bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     if len(data) == bom:
         raise DataError("file is empty", path=path)

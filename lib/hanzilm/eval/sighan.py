@@ -53,6 +53,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..data.readers import read_bytes
 from ..errors import DataError, HanzilmError
 
 OFFICIAL, EXACT = "official", "exact"
@@ -180,10 +181,7 @@ def _text(b: bytes) -> str:
 
 def _read_utf8(path: str | Path) -> bytes:
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read file: {e.strerror}", path=path) from None
+    data = read_bytes(path)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Literal, Sequence, TextIO
 
 import numpy as np
 
+from ...data.resolve import file_sha256
 from ...errors import DataError
 from ...io import atomic_path, atomic_write_text
 from .encoding import Encoder
@@ -69,7 +70,7 @@ class Segmenter:
         # written last: the checksum of every file, verified by `load` (a file changed, truncated or swapped in
         # from another model is refused)
         atomic_write_text(directory / MANIFEST, json.dumps({"format": FORMAT, "sha256": {
-            f.name: _sha256(f) for f in sorted(directory.iterdir()) if f.is_file() and f.name != MANIFEST}}, indent=1))
+            f.name: file_sha256(f) for f in sorted(directory.iterdir()) if f.is_file() and f.name != MANIFEST}}, indent=1))
 
     @classmethod
     def load(cls, directory: str | Path, engine: Literal["numpy", "torch"] = "numpy", **options) -> Segmenter:
@@ -195,12 +196,6 @@ def _flush(segmenter: Segmenter, buf: list[str], out: TextIO, sep: str) -> int:
     return len(buf)
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _verify(directory: Path) -> None:
     """Check every file against the directory's manifest.json (segmenters saved before manifests have none: they
     are checked by shape and value only)."""
@@ -217,7 +212,7 @@ def _verify(directory: Path) -> None:
         f = directory / name
         if not f.is_file():
             raise DataError("missing (manifest.json lists it)", path=f)
-        if _sha256(f) != digest:
+        if file_sha256(f) != digest:
             raise DataError("its sha256 differs from manifest.json: the file was changed, truncated or swapped in "
                             "from another model", path=f)
 

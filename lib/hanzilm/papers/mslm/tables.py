@@ -131,7 +131,9 @@ def _segmentations(ch: MSLMChapter, corpus: str, sentences: Sequence[Sequence[st
     out = {}
     for encoder, exp in _first_seed_runs(ch, corpus, selection).items():
         run = train_slm(ch.store, exp)
-        out[encoder] = evaluate_corpus(run.models[selection], run.data, sentences, exp.eval_batch_chars).segmentations
+        # only the segmentations are used: the exact scorer, which needs no diff process per line
+        out[encoder] = evaluate_corpus(run.models[selection], run.data, sentences, exp.eval_batch_chars,
+                                       scoring="exact").segmentations
     return out
 
 
