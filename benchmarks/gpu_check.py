@@ -8,13 +8,13 @@ beside what `hanzilm paper run --plan` assumed.
 
 Without a CUDA device (and without --device) it prints one line saying so and exits 0.
 
-Training goes through the one trainer (`hanzilm.train.train`) in a temporary run directory, with what can be
-switched on from outside it: TF32 matmuls, bf16 autocast around each model's `loss` (not for MMTNN, whose loss
-hands its scores to NumPy), pinned host batches, and with --compile `torch.compile` of the transformer LMs' loss
-(the segmental LMs' lattice is a Python loop over positions that compilation would unroll per length). Fused
-AdamW and gradient accumulation need the trainer; when the paper's batch does not fit, the batch is halved
-until it does and the accumulation the trainer would need is printed. The first `--warmup` steps (compilation,
-allocator, autotuning) are not counted. MMTNN trains on the CPU in every profile and is measured there.
+Training goes through the one trainer (`hanzilm.train.train`) in a temporary run directory, as a notebook run
+trains: the profile's precision (bf16 autocast at `gpu`; --no-bf16 for fp32/TF32), the trainer's CUDA
+defaults (TF32, fused AdamW, pinned host batches) and with --compile `torch.compile` of the transformer LMs'
+loss (the segmental LMs' lattice is a Python loop over positions that compilation would unroll per length).
+When the profile's batch does not fit, the step is split into 2, 4, ... micro-batches (`TrainConfig.grad_accum`)
+until it does, and the split is printed. The first `--warmup` steps (compilation, allocator, autotuning) are not
+counted. MMTNN trains on the CPU in every profile and is measured there.
 Exit status: 0 when every model was measured, 1 when one failed (each failure is one line).
 """
 
@@ -36,7 +36,7 @@ import torch
 
 from hanzilm.plan import PLAN_DEVICE, bf16_peak
 from hanzilm.profiles import CHAPTERS, PROFILES, get_profile
-from hanzilm.train import TrainConfig, train
+from hanzilm.train import Runtime, TrainConfig, train
 
 
 @dataclass
@@ -52,75 +52,40 @@ class Result:
     error: str = ""
 
 
-# ---- what can be switched on from outside the trainer ---------------------------------------------------------
-
-def enable_tf32() -> None:
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
-
-
-def autocast_loss(model: torch.nn.Module, device: torch.device, compile_backend: str | None = None) -> None:
-    """model.loss under bf16 autocast (optionally compiled). An instance attribute: the class, the weights'
-    names and what the store saves stay as they are."""
-    loss = model.loss
-    if compile_backend:
-        loss = torch.compile(loss, backend=compile_backend)
-
-    def bf16_loss(batch):
-        with torch.autocast(device.type, dtype=torch.bfloat16):
-            return loss(batch)
-
-    model.loss = bf16_loss
-
-
-def pinned(batches: Callable, device: torch.device) -> Callable:
-    """The batch source with its tensors in page-locked memory, so the trainer's non_blocking copies overlap."""
-    if device.type != "cuda":
-        return batches
-
-    def pin(x):
-        if isinstance(x, torch.Tensor):
-            return x.pin_memory()
-        if isinstance(x, dict):
-            return {k: pin(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return type(x)(pin(v) for v in x)
-        return x
-
-    return lambda step: pin(batches(step))
-
-
 # ---- one measured training run ----------------------------------------------------------------------------------
 
 def timed_training(build: Callable[[], torch.nn.Module], tcfg: TrainConfig, batches: Callable, args,
-                   device: torch.device, bf16: bool, compile_ok: bool) -> tuple[float, float | None, torch.nn.Module]:
-    """(tokens/s after the warm-up steps, peak memory in GB or None, the model) of `args.steps` steps."""
+                   device: torch.device, bf16: bool, compile_ok: bool, accum: int = 1
+                   ) -> tuple[float, float | None, torch.nn.Module]:
+    """(tokens/s after the warm-up steps, peak memory in GB or None, the model) of `args.steps` steps, each step
+    in `accum` micro-batches."""
     release(device)
     torch.manual_seed(0)
     model = build()
-    if bf16:
-        autocast_loss(model, device, args.compile_backend if (args.compile and compile_ok) else None)
-    cfg = dataclasses.replace(tcfg, steps=args.warmup + args.steps, eval_every=0, checkpoint_every=0, log_every=1)
+    cfg = dataclasses.replace(tcfg, steps=args.warmup + args.steps, eval_every=0, checkpoint_every=0, log_every=1,
+                              precision="bf16" if bf16 else "fp32", grad_accum=accum)
+    runtime = Runtime(compile=args.compile_backend if (args.compile and compile_ok) else None)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
-        result = train(model, cfg, pinned(batches, device), None, Path(tmp), device=device)
+        result = train(model, cfg, batches, None, Path(tmp), device=device, runtime=runtime)
     rates = [r["tokens_per_s"] for r in result.history if "tokens_per_s" in r and r["step"] > args.warmup]
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
     return statistics.median(rates), peak, model
 
 
 def fitting(run: Callable[[int], tuple], full: int, device: torch.device) -> tuple[int, tuple]:
-    """run(micro) at the profile's batch `full`, halved after each out-of-memory error."""
-    micro = full
+    """(micro-batch size, run(accum)): the profile's batch `full` in `accum` micro-batches, doubled after each
+    out-of-memory error."""
+    accum = 1
     while True:
         try:
-            return micro, run(micro)
+            return math.ceil(full / accum), run(accum)
         except torch.cuda.OutOfMemoryError:
-            if device.type != "cuda" or micro <= 1:
+            if device.type != "cuda" or accum >= full:
                 raise
         release(device)   # after the except block: its traceback, and the tensors its frames held, are gone
-        micro //= 2
+        accum *= 2
 
 
 def release(device: torch.device) -> None:
@@ -158,10 +123,10 @@ def check_backpack(prof, args, device: torch.device, peak: float | None) -> list
             mc = ex.model_config(cfg, len(corpus.vocab))
             rate = bp.GPT_RATE if name == "gpt" else bp.BACKPACK_RATE
             res.planned = f"MFU {rate.mfu:.0%}"
-            res.micro, (res.tokens_per_s, res.peak_gb, model) = fitting(lambda micro: timed_training(
-                lambda: ex.build(cfg, len(corpus.vocab)), cfg.train,
-                BlockBatches(corpus.splits["train"], micro, cfg.block_size, seed=cfg.train.seed), args, device,
-                bf16=not args.no_bf16, compile_ok=True), cfg.batch_size, device)
+            batches = BlockBatches(corpus.splits["train"], cfg.batch_size, cfg.block_size, seed=cfg.train.seed)
+            res.micro, (res.tokens_per_s, res.peak_gb, model) = fitting(lambda accum: timed_training(
+                lambda: ex.build(cfg, len(corpus.vocab)), cfg.train, batches, args, device,
+                bf16=not args.no_bf16, compile_ok=True, accum=accum), cfg.batch_size, device)
             res.flops_per_token = bp.train_flops_per_token(mc, cfg.block_size, res.micro * cfg.block_size)
             model.eval()
             dev = corpus.splits["dev"]
@@ -201,10 +166,10 @@ def check_mslm(prof, args, device: torch.device, peak: float | None) -> list[Res
             if peak and exp.corpus in mp.OPS_PER_STEP:
                 res.planned = f"{mp.chars_per_second(exp.corpus, exp.batch_chars, res.flops_per_token, peak):,.0f}/s"
             # word2vec initialisation is left out: it sets the embeddings' values, not the step's cost
-            res.micro, (res.tokens_per_s, res.peak_gb, model) = fitting(lambda micro: timed_training(
-                lambda: SegmentalLM(exp.model, len(data.vocab)), exp.train,
-                CharBatches(rows, micro, seed=exp.train.seed), args, device, bf16=not args.no_bf16,
-                compile_ok=False), exp.batch_chars, device)
+            batches = CharBatches(rows, exp.batch_chars, seed=exp.train.seed)
+            res.micro, (res.tokens_per_s, res.peak_gb, model) = fitting(lambda accum: timed_training(
+                lambda: SegmentalLM(exp.model, len(data.vocab)), exp.train, batches, args, device,
+                bf16=not args.no_bf16, compile_ok=False, accum=accum), exp.batch_chars, device)
             dev = data.dev[:args.eval_sentences]
             chars = sum(sum(map(len, s)) for s in dev)
             secs = timed(lambda: ex.evaluate_corpus(model, data, dev, exp.eval_batch_chars), device)
@@ -257,8 +222,8 @@ def report(results: list[Result], peak: float | None) -> None:
         if r.error:
             print(f"  {r.name}: FAILED: {' '.join(r.error.split())[:300]}")
             continue
-        batch = f"batch {r.micro:,}" + (f" of {r.full:,} (needs {math.ceil(r.full / r.micro)}x accumulation)"
-                                        if r.micro < r.full else "")
+        batch = f"batch {r.full:,}" + (f" in {math.ceil(r.full / r.micro)} micro-batches of {r.micro:,}"
+                                       if r.micro < r.full else "")
         mfu = (f"MFU {r.tokens_per_s * r.flops_per_token / peak:.1%}" if peak and r.flops_per_token else "MFU n/a")
         memory = f", peak {r.peak_gb:.1f} GB" if r.peak_gb is not None else ""
         planned = f" (plan: {r.planned})" if r.planned else ""
@@ -291,7 +256,6 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cuda" and device.index is None:   # the trainer's setup needs an index (cuda:N)
         device = torch.device("cuda", torch.cuda.current_device())
     if device.type == "cuda":
-        enable_tf32()
         name = torch.cuda.get_device_name(device)
     else:
         threads = torch.get_num_threads()

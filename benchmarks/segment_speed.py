@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/segment_speed.py [--profile cpu] [--threads 2] [--repeats 3] [--train-steps 100]
 
-The segmenters are the chapter's trained models (`hanzilm paper run --profile cpu --only 'mmtnn/*'` trains them;
+The segmenters are the chapter's trained models, loaded as `hanzilm segment` loads them (NumPy engine) (`hanzilm paper run --profile cpu --only 'mmtnn/*'` trains them;
 this script trains them first if they are missing). F is the bakeoff F-measure (our scorer, official gold and
 training word list). Decoding speed is the best of `--repeats` runs over the whole test input, characters per
 second; ratios are against jieba measured in the same run. Training time per epoch is extrapolated from
@@ -17,14 +17,21 @@ import argparse
 import copy
 import math
 import os
+import sys
 import time
 
-import torch
+from hanzilm.cliutil import set_threads
 
-from hanzilm.eval.sighan import score
-from hanzilm.papers.mmtnn import experiment as ex
-from hanzilm.store import load_summary
-from hanzilm.train import make_optimizer
+# --threads N holds for NumPy's BLAS too (the segmenters' engine), which reads it once, when first imported
+set_threads(int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 2)
+
+import torch  # noqa: E402
+
+from hanzilm.eval.sighan import score  # noqa: E402
+from hanzilm.papers.mmtnn import experiment as ex  # noqa: E402
+from hanzilm.papers.mmtnn.segmenter import Segmenter  # noqa: E402
+from hanzilm.store import load_summary  # noqa: E402
+from hanzilm.train import make_optimizer  # noqa: E402
 
 
 def _timed(fn, lines, repeats):
@@ -55,7 +62,10 @@ def main() -> None:
     variants = {"MMTNN + pre-training + bigram (ours)": dict(model="mmtnn", pretrained=True, bigram=True),
                 "MMTNN (ours)": dict(model="mmtnn"), "NN, Zheng-style (ours)": dict(model="nn")}
     for name, fields in variants.items():
-        systems[name] = ex.train_segmenter(ch, ch.model(dataset="pku", **fields)).segment_lines
+        cfg = ch.model(dataset="pku", **fields)
+        ex.train_segmenter(ch, cfg)
+        # as users load it (`hanzilm segment`, `hanzilm.papers.mmtnn.load`): the saved segmenter, NumPy engine
+        systems[name] = Segmenter.load(ex.segmenter_path(ch, cfg)).segment_lines
     import jieba
 
     jieba.setLogLevel(60)

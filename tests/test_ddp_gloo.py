@@ -1,10 +1,7 @@
 """DDP through torchrun on the chapters' own models: 2 gloo processes, each taking half of every global batch,
-train the GPT-2 and Backpack LMs to the losses and weights of one process on the same global batches.
-
-The segmental LM is the known exception: its loss is a mean per character, and the trainer averages the ranks'
-means with equal weights, so when the two halves of a batch hold different numbers of characters the DDP loss
-(and gradient) is not the global per-character mean. The case is kept as a strict xfail until the trainer
-weights each rank by its share of the batch's units (`batch_size_units`)."""
+train the GPT-2 and Backpack LMs and the segmental LM to the losses and weights of one process on the same
+global batches. The segmental LM's batches are sentences: the two halves hold different numbers of characters
+(and an odd batch, different numbers of sentences), and the trainer weights each rank by its characters."""
 
 from __future__ import annotations
 
@@ -53,8 +50,7 @@ def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize("case", [
     "gpt", "backpack",
-    pytest.param("slm", marks=pytest.mark.xfail(strict=True, reason="ranks' per-character means are averaged "
-                                                "with equal weights (hanzilm.train._reduce)")),
+    "slm",
 ])
 def test_two_gloo_processes_equal_one(runs, case):
     one, root = runs

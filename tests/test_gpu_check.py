@@ -62,19 +62,19 @@ def test_every_chapter_on_the_cpu(capsys, monkeypatch):
     assert out.count("eval: dev bpc") == 6 and out.count("eval: segment the test set") == 4
 
 
-def test_a_batch_that_does_not_fit_is_halved(capsys):
+def test_a_batch_that_does_not_fit_is_split_into_micro_batches(capsys):
     tried = []
 
-    def run(micro):
-        tried.append(micro)
-        if micro > 45:
+    def run(accum):
+        tried.append(accum)
+        if 180 / accum > 45:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory")
         return 1000.0, 12.5, None
 
     micro, (tps, peak, _) = gpu_check.fitting(run, 180, torch.device("cuda"))
-    assert tried == [180, 90, 45] and micro == 45
+    assert tried == [1, 2, 4] and micro == 45
     with pytest.raises(torch.cuda.OutOfMemoryError):   # on the CPU an OOM is not a CUDA allocator's to retry
         gpu_check.fitting(run, 180, torch.device("cpu"))
     gpu_check.report([gpu_check.Result("m", micro=micro, full=180, tokens_per_s=tps, flops_per_token=1e9,
                                        peak_gb=peak)], 1e14)
-    assert "batch 45 of 180 (needs 4x accumulation), 1,000 tokens/s, MFU 1.0%, peak 12.5 GB" in capsys.readouterr().out
+    assert "batch 180 in 4 micro-batches of 45, 1,000 tokens/s, MFU 1.0%, peak 12.5 GB" in capsys.readouterr().out

@@ -116,7 +116,9 @@ def test_gpu_profile_trains_the_papers_architectures(mirror):
         a, b = g.lm.pair()[name], p.lm.pair()[name]
         assert bx.model_config(a, 100) == bx.model_config(b, 100)
         assert (a.batch_size, a.block_size) == (b.batch_size, b.block_size) == (180, 1024)
-        assert dataclasses.replace(a.train, steps=1) == dataclasses.replace(b.train, steps=1)
+        # the optimiser and schedule are the paper's; gpu runs the forward in bf16 (paper: fp32, TF32 on CUDA)
+        assert dataclasses.replace(a.train, steps=1, precision="fp32") == dataclasses.replace(b.train, steps=1)
+        assert (a.train.precision, b.train.precision) == ("bf16", "fp32")
         assert a.train.steps < b.train.steps == 500_000
     shape = lambda e: (e.corpus, e.model, e.batch_chars, e.train.steps)  # noqa: E731
     assert {shape(e) for e in sx.unique_runs(sx.configure(gpu))} == {shape(e) for e in sx.unique_runs(sx.configure(paper))}
@@ -132,7 +134,10 @@ def test_gpu_profile_is_about_one_gpu_hour_per_chapter(plans):
         if chapter == "mmtnn":   # trains on the CPU
             assert gpu == 0 and cp.hours(PEAK, "cpu") > 0
         else:
-            assert 0.75 <= gpu <= 1.25, (chapter, gpu)
+            # the hour is the chapter's training and evaluation; re-evaluating the findings on the training
+            # snapshots (book/backpack/trends) comes on top, and the plan prints it
+            trends = sum(e.hours for e in cp.extras if "snapshots" in e.what)
+            assert 0.75 <= gpu - trends <= 1.25, (chapter, gpu, trends)
             assert cp.hours(PEAK, "gpu") < plans["paper"][chapter].hours(PEAK, "gpu")
 
 

@@ -154,10 +154,14 @@ def _printed(cells: pd.DataFrame) -> set[str]:
             for t in tokens(value)}
 
 
+# not the paper's printed numbers: the authors' training logs (thousands of dev statistics, drawn as curves)
+NOT_PRINTED = {"mslm_training_logs.csv"}
+
+
 def targets_printed(chapter: str | None) -> set[str]:
     """Every number of the chapter's targets files (all of them for chapter None), as printed there."""
     names = {"data": ["data_statistics.csv"]}.get(chapter, [f"{chapter}_*.csv"]) if chapter else ["*.csv"]
-    return {n for pattern in names for path in sorted(TARGETS.glob(pattern))
+    return {n for pattern in names for path in sorted(TARGETS.glob(pattern)) if path.name not in NOT_PRINTED
             for n in _printed(pd.read_csv(path, dtype=str, keep_default_na=False))}
 
 

@@ -82,3 +82,21 @@ def test_an_ascii_run_with_a_combining_mark_stays_decodable(segmenter):
     words = segmenter.segment("cafe\u0301很好")
     assert "".join(words) == "cafe\u0301很好"
     assert any("e\u0301" in w for w in words)  # the run 'cafe' may join its neighbours, the mark stays with 'e'
+
+
+def test_the_cluster_prefilter_misses_no_cluster():
+    # allowed_tags skips its per-cluster loop for texts without any of the break classes that can join code
+    # points; over every code point (beside a Han character and doubled), no cluster forms without one
+    import regex
+
+    from hanzilm.papers.mmtnn.tags import _MAY_CLUSTER_OR_CONTROL
+
+    cluster = regex.compile(r"\X")
+    for cp in range(0x20, 0x30000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        if _MAY_CLUSTER_OR_CONTROL.search(c):
+            continue
+        for text in (f"中{c}中", c + c, f"{c}a{c}"):
+            assert len(cluster.findall(text)) == len(text), (hex(cp), text)

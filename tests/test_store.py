@@ -203,3 +203,48 @@ def test_results_name_the_training_runs_behind_them(tmp_path):
     assert [r["run"] for r in record["training_runs"]] == [f"smoke/{run.name}"]
     assert record["training_runs"][0]["wall_time_s"] == load_summary(run)["wall_time"]
     assert "commit" in record["training_runs"][0]
+
+
+def test_snapshots_are_kept_and_recorded():
+    cfg = _tiny.TinyExperiment()
+    s = Store.of("smoke")
+    s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate,
+                    data=DATA, snapshots=(8, 15, 30))
+    snaps = s.snapshot_paths(cfg, DATA)
+    assert list(snaps) == [8, 15, 30]
+    recorded = load_summary(s.run_dir(cfg, DATA))["files"]
+    assert all(p.name in recorded for p in snaps.values())
+    # the last snapshot is the last step's weights; the first differs from them
+    last, first = load_file(str(snaps[30])), load_file(str(snaps[8]))
+    assert all(torch.equal(last[k], v) for k, v in load_file(str(s.run_dir(cfg, DATA) / "best.safetensors")).items()
+               if load_summary(s.run_dir(cfg, DATA))["best_step"] == 30)
+    assert not all(torch.equal(last[k], first[k]) for k in last)
+
+
+def test_a_run_stored_without_snapshots_is_replayed_and_checked():
+    cfg = _tiny.TinyExperiment()
+    s = Store.of("smoke")
+    s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate, data=DATA)
+    run = s.run_dir(cfg, DATA)
+    best = (run / "best.safetensors").read_bytes()
+    assert s.snapshot_paths(cfg, DATA) == {}
+    s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate,
+                    data=DATA, snapshots=(10, 20))
+    assert list(s.snapshot_paths(cfg, DATA)) == [10, 20]
+    assert (run / "best.safetensors").read_bytes() == best and not (run / "replay").exists()
+    done = load_summary(run)
+    assert "snapshots_replayed" in done and "snapshot-00000010.safetensors" in done["files"]
+    # a replay that does not end in the stored weights (here: other data) keeps no snapshot
+    with pytest.raises(HanzilmError, match="did not end in its stored weights"):
+        s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(seed=7),
+                        evaluate=_tiny.evaluate, data=DATA, snapshots=(10, 20, 25))
+    assert list(s.snapshot_paths(cfg, DATA)) == [10, 20]
+
+
+def test_snapshot_steps_double_towards_the_last_step():
+    assert train_mod.snapshot_steps(1500, 6) == (47, 94, 188, 375, 750, 1500)
+    assert train_mod.snapshot_steps(40, 6) == (1, 2, 5, 10, 20, 40)
+    assert train_mod.snapshot_steps(1500, 0) == ()
+    with pytest.raises(HanzilmError, match="snapshots must be steps"):
+        train_mod.train(_tiny.TinyMLP(), _tiny.TinyExperiment().train, _tiny.batches(), None, "/tmp/x",
+                        snapshots=(0,))

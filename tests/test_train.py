@@ -70,8 +70,8 @@ def test_lr_cosine_and_constant():
 
 def test_trainer_sets_scheduled_lr_and_history_records_it(tmp_path, monkeypatch):
     used, make = [], train_mod.make_optimizer
-    def recording(model, cfg):
-        opt = make(model, cfg)
+    def recording(model, cfg, **kw):
+        opt = make(model, cfg, **kw)
         opt.register_step_pre_hook(lambda o, args, kw: used.append([g["lr"] for g in o.param_groups]))
         return opt
     monkeypatch.setattr(train_mod, "make_optimizer", recording)
@@ -295,8 +295,11 @@ def test_shard_splits_every_tensor_and_example_list():
     s1 = shard(batch, 1, 2)
     assert torch.equal(s1["x"], x[2:]) and torch.equal(s1["pair"][0], y[2:])
     assert s1["pair"][1] == ["c", "d"] and s1["n"] == 3
-    with pytest.raises(HanzilmError, match="split evenly"):
-        shard(torch.zeros(5), 0, 2)
+    # uneven: the first parts one longer; the trainer weights each part by its units
+    assert [len(shard(torch.zeros(5), r, 2)) for r in (0, 1)] == [3, 2]
+    assert torch.equal(torch.cat([shard(torch.arange(7), r, 3) for r in range(3)]), torch.arange(7))
+    with pytest.raises(HanzilmError, match="non-empty parts"):
+        shard(torch.zeros(1), 0, 2)
 
 
 def test_progress_bar_on_request(tmp_path, monkeypatch, capsys):

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -50,7 +52,7 @@ from IPython.display import Markdown, display
 from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.backpack import experiment, tables
-from hanzilm.results import paper_values, write_results
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
 ch = experiment.configure(prof)
@@ -92,9 +94,7 @@ table1 = write_results(
     tables.table1(ch, len(corpus.vocab), ev, prof.name), chapter="backpack", name="table1", run=run,
     datasets={"params_m": [], "test_ppl": lm_datasets, "cloze_top1": [*lm_datasets, "wplc"],
               "cloze_top3": [*lm_datasets, "wplc"]}, by="metric",
-    paper=paper_values("backpack_table1.csv", keys={"model": "paper_model"},
-                       metrics={"params_m": "params_m", "ppl": "test_ppl", "wplc_top1": "cloze_top1",
-                                "wplc_top3": "cloze_top3"}),
+    paper=tables.paper_table1(),
     notes=f"{prof.name} pair; test perplexity over {ev.perplexity['gpt']['tokens']} test tokens; cloze: "
           f"{len(ev.cases)} cases, beam {ch.cloze.beam}; paper values are the micro models on their own data and WPLC",
 )

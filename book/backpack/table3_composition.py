@@ -5,12 +5,15 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 # ---
 
+# %%
 
 # %% [markdown]
 # # Tables 3 and 8: how stably a word's characters share each sense
@@ -52,8 +55,8 @@ from IPython.display import Markdown, display
 from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import show, start
 from hanzilm.papers.backpack import composition, experiment
-from hanzilm.papers.backpack.composition import BUCKETS, CorpusText
-from hanzilm.results import paper_values, write_results
+from hanzilm.papers.backpack.composition import CorpusText
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
 ch = experiment.configure(prof)
@@ -85,8 +88,7 @@ print("Table 8 words with a character outside the vocabulary:", composition.miss
 # %%
 table3 = write_results(composition.table3(per_sense, sets), chapter="backpack", name="table3_composition", run=run,
                        datasets=datasets,
-                       paper=paper_values("backpack_table3_composition.csv", keys={"word_type": "word_type"},
-                                          metrics={"n_words": "n_words", **{b: b for b in BUCKETS}}),
+                       paper=composition.paper_table3(),
                        notes="share of the (word, sense) pairs with a defined ratio whose composition ratio moves at most "
                              "0.10 / 0.20 / more (max abs deviation from the mean over contexts); undefined_share: pairs "
                              "whose sense never weighs the word; Table 9 prompts + corpus windows")
@@ -110,8 +112,7 @@ plt.show()
 # %%
 table8 = write_results(composition.table8(per_sense), chapter="backpack", name="table8_words", run=run,
                        datasets=datasets,
-                       paper=paper_values("backpack_table8_words.csv", keys={"word": "word"},
-                                          metrics={b: b for b in BUCKETS}),
+                       paper=composition.paper_table8(),
                        notes=f"number of the {k} senses in each variation bucket; the paper's model has 16 senses")
 table8.pivot_table(index=["type", "word"], columns="metric", values=["ours", "paper"], sort=False)
 

@@ -5,12 +5,15 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 # ---
 
+# %%
 
 # %% [markdown]
 # # Tables 6 and 11: amplifying one character of a word
@@ -43,7 +46,7 @@ from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import show, start
 from hanzilm.papers.backpack import amplify, experiment
 from hanzilm.papers.backpack import prompts as paper
-from hanzilm.results import paper_values, write_results
+from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
 ch = experiment.configure(prof)
@@ -59,8 +62,7 @@ word, targets = "沙滩", paper.AMPLIFY_TARGETS["沙滩"]
 per_prompt = amplify.target_ratios(backpack, vocab, word, paper.NOUN_PROMPTS, targets, paper.MULTIPLIERS)
 table6 = write_results(amplify.table6(per_prompt, word), chapter="backpack", name="table6_amplification", run=run,
                        datasets=datasets,
-                       paper=paper_values("backpack_table6_amplification.csv", keys={"multipliers": "multipliers"},
-                                          metrics={t: t for t in targets}),
+                       paper=amplify.paper_table6(targets),
                        notes=f"mean over the {len(paper.NOUN_PROMPTS)} prompts of Table 9 of p(c|amplified)/p(c); "
                              "the paper's own prompt is not printed")
 table6.pivot_table(index="multipliers", columns="metric", values=["ours", "paper"], sort=False)[

@@ -119,19 +119,7 @@ def write_results(
     if "data" in table:
         raise HanzilmError(f"results table {chapter}/{name} has a 'data' column: the writer labels the data "
                            "from the manifest (pass datasets=)")
-    out = _label(table, datasets, by, f"{chapter}/{name}")
-    keys = [c for c in out.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
-    if paper is not None:
-        on = [c for c in paper.columns if c not in ("paper", "paper_source")]
-        missing = [c for c in on if c not in out.columns]
-        if missing:
-            raise HanzilmError(f"results table {chapter}/{name}: paper values keyed on {missing}, which it lacks")
-        dup = paper.duplicated(subset=on)
-        if dup.any():
-            raise HanzilmError(f"paper values for {chapter}/{name} have duplicate keys: {paper[dup][on].values.tolist()}")
-        out = out.merge(paper, on=on, how="left", validate="many_to_one")
-        out["diff"] = out["ours"] - out["paper"]
-        out = out[keys + ["metric", "ours", "paper", "diff", "paper_source"]]
+    out = with_paper(_label(table, datasets, by, f"{chapter}/{name}"), paper, f"{chapter}/{name}")
     target = RESULTS / run.profile / chapter / f"{name}.csv"
     buf = io.StringIO()
     out.to_csv(buf, index=False, float_format="%.10g", lineterminator="\n")
@@ -140,6 +128,24 @@ def write_results(
     record = run.record(used, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes})
     atomic_write_text(target.with_suffix(".json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return out
+
+
+def with_paper(table: pd.DataFrame, paper: pd.DataFrame | None, where: str = "results table") -> pd.DataFrame:
+    """`table` with the paper's value beside ours (`paper`, `diff`, `paper_source`), matched on the key
+    columns `paper` has; rows the paper has no value for keep `paper` empty."""
+    if paper is None:
+        return table
+    keys = [c for c in table.columns if c not in ("metric", "ours", *PAPER_COLUMNS)]
+    on = [c for c in paper.columns if c not in ("paper", "paper_source")]
+    missing = [c for c in on if c not in table.columns]
+    if missing:
+        raise HanzilmError(f"{where}: paper values keyed on {missing}, which it lacks")
+    dup = paper.duplicated(subset=on)
+    if dup.any():
+        raise HanzilmError(f"paper values for {where} have duplicate keys: {paper[dup][on].values.tolist()}")
+    out = table.merge(paper, on=on, how="left", validate="many_to_one")
+    out["diff"] = out["ours"] - out["paper"]
+    return out[keys + ["metric", "ours", "paper", "diff", "paper_source"]]
 
 
 def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[Any, Sequence[str]],

@@ -20,6 +20,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -33,6 +34,7 @@ from . import train as trainer
 from .data.resolve import file_sha256
 from .errors import HanzilmError
 from .io import atomic_write_text
+from .keys import key_fields
 from .train import TrainConfig
 
 try:
@@ -53,10 +55,11 @@ def _json_default(x: Any) -> Any:
 
 def config_key(config: Any, data: Mapping[str, str] | None = None, code_version: str = "") -> str:
     """sha256 (hex) of canonical JSON of the config class name and fields, the data checksums and the code
-    version: any change to them is another model."""
+    version: any change to them is another model (fields declared KEY_IF_SET count only when set, see
+    `hanzilm.keys`)."""
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise HanzilmError(f"train_or_load needs a dataclass config instance, not {type(config).__name__}")
-    payload = {"config": type(config).__name__, "fields": dataclasses.asdict(config),
+    payload = {"config": type(config).__name__, "fields": key_fields(config),
                "data": dict(data or {}), "code": code_version}
     try:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
@@ -186,7 +189,7 @@ class Store:
                       evaluate: trainer.Evaluate | None = None, data: Mapping[str, str] | None = None,
                       code_version: str = "", train_config: TrainConfig | None = None,
                       device: str | torch.device | None = None, keep_best: Sequence[tuple[str, str]] = (),
-                      select: str | None = None) -> torch.nn.Module:
+                      select: str | None = None, snapshots: Sequence[int] = ()) -> torch.nn.Module:
         """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
         otherwise trained (resuming a partial run) and then loaded.
 
@@ -194,6 +197,9 @@ class Store:
         is a function of the key). batches/evaluate: as for `hanzilm.train.train`. train_config: by default the
         one `config` embeds. keep_best: extra selections kept by the trainer (see `hanzilm.train.train`);
         select: load the weights of one of them (a keep_best metric) instead of the TrainConfig metric's.
+        snapshots: steps whose weights the run keeps too (`snapshot_paths`); a complete run stored without them
+        is trained again from scratch beside itself, and its snapshots are kept only if that replay ends in
+        exactly the stored weights (bit for bit), so they are the snapshots of the run the tables report.
         Works under torchrun: every rank calls it with the same arguments."""
         tcfg = train_config or find_train_config(config)
         key = config_key(config, data, code_version)
@@ -213,18 +219,29 @@ class Store:
                     _begin(run_dir, info)
                 t0 = time.perf_counter()
                 result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device,
-                                       keep_best=keep_best)
+                                       keep_best=keep_best, snapshots=snapshots)
                 if d.main:
                     _finish(run_dir, info, {"best_step": result.best_step, "best_metrics": result.best_metrics,
                                             "extra_best": result.extra_best, "steps": result.steps,
                                             "wall_time": result.wall_time,
                                             "session_time": time.perf_counter() - t0})
+            elif snapshots and d.world == 1 and _missing_snapshots(run_dir, snapshots):
+                _replay(run_dir, model, tcfg, batches, evaluate, keep_best, snapshots, d)
         name = f"{trainer.best_name(select)}.safetensors"
         recorded = load_summary(run_dir).get("files", {}) if is_complete(run_dir) else {}
         model = load_model(model, run_dir / name, device=d.device, sha256=recorded.get(name)).eval()
         if is_complete(run_dir):
             _note_loaded(run_dir)
         return model
+
+    def snapshot_paths(self, config: Any, data: Mapping[str, str] | None = None, code_version: str = ""
+                       ) -> dict[int, Path]:
+        """{step: weights} of the snapshots a complete run kept (see `train_or_load(snapshots=...)`)."""
+        run_dir = self.run_dir(config, data, code_version)
+        recorded = load_summary(run_dir).get("files", {})
+        found = {int(f.name[len("snapshot-"):-len(".safetensors")]): f for f in run_dir.glob("snapshot-*.safetensors")
+                 if f.name in recorded}
+        return dict(sorted(found.items()))
 
     def make_or_load(self, config: Any, make: Callable[[Path], Mapping[str, Any]], *,
                      data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
@@ -243,6 +260,64 @@ class Store:
         _verify_files(run_dir)
         _note_loaded(run_dir)
         return run_dir
+
+
+def _missing_snapshots(run_dir: Path, snapshots: Sequence[int]) -> list[int]:
+    recorded = load_summary(run_dir).get("files", {})
+    return [s for s in snapshots if trainer.snapshot_name(s) not in recorded]
+
+
+def _replay(run_dir: Path, model: torch.nn.Module, tcfg: TrainConfig, batches: Callable[..., Any],
+            evaluate: trainer.Evaluate | None, keep_best: Sequence[tuple[str, str]], snapshots: Sequence[int],
+            d: trainer.Dist) -> None:
+    """Train a complete run again in run_dir/replay/, from the same initialisation (`model` is freshly built)
+    and on the thread count it recorded, keeping `snapshots`; adopt them only if the replay's best weights are
+    the stored ones bit for bit. Resumable like any run: a killed replay goes on where it stopped."""
+    replay = run_dir / "replay"
+    threads = _recorded_threads(run_dir)
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    try:
+        trainer.train(model, tcfg, batches, evaluate, replay, device=d.device, keep_best=keep_best,
+                      snapshots=snapshots)
+    finally:
+        torch.set_num_threads(before)
+    best = f"{trainer.best_name()}.safetensors"
+    if not same_weights(replay / best, run_dir / best):
+        raise HanzilmError(f"{replay}: training {run_dir.name} again did not end in its stored weights ({best} "
+                           "differs), so snapshots of the replay would be of another run; they are not kept. "
+                           "Retrain the run (delete its directory) to record snapshots with it")
+    for step in snapshots:
+        name = trainer.snapshot_name(step)
+        (replay / name).replace(run_dir / name)
+    done = load_summary(run_dir)
+    done["files"] = _kept_files(run_dir)
+    commit, dirty = paths.git_state()
+    done["snapshots_replayed"] = {"commit": commit, "dirty": dirty, "wall_time": time.perf_counter() - t0,
+                                  "threads": threads or before}
+    atomic_write_text(run_dir / "done.json", json.dumps(done, indent=1, ensure_ascii=False))
+    shutil.rmtree(replay)
+
+
+def same_weights(a: Path, b: Path) -> bool:
+    """The two safetensors files hold the same tensors, bit for bit, and the same metadata. (Not their bytes:
+    safetensors writes the metadata map in an order that changes between processes.)"""
+    from safetensors import safe_open
+
+    with safe_open(str(a), "pt") as fa, safe_open(str(b), "pt") as fb:
+        return (fa.metadata() == fb.metadata() and set(fa.keys()) == set(fb.keys())
+                and all(torch.equal(fa.get_tensor(k), fb.get_tensor(k)) for k in fa.keys()))
+
+
+def _recorded_threads(run_dir: Path) -> int | None:
+    """The torch thread count a run trained on, from its last resume point (None: not recorded)."""
+    pointer = run_dir / "last.json"
+    if not pointer.is_file():
+        return None
+    state = torch.load(run_dir / json.loads(pointer.read_text())["state"], map_location="cpu", weights_only=True)
+    return state.get("threads")
 
 
 def required(store: Store | None) -> Store:

@@ -1,7 +1,10 @@
 """The one training loop every model of the three papers plugs into (plain PyTorch, read like nanoGPT).
 
-Model contract: an `nn.Module` with `loss(batch) -> scalar tensor` (mean over the batch) and optionally
-`batch_size_units(batch) -> int` (tokens or characters, for throughput; default: numel of the first tensor).
+Model contract: an `nn.Module` with `loss(batch) -> scalar tensor`, the mean over the batch's units, and
+optionally `batch_size_units(batch) -> int`, those units (tokens, characters; default: the batch's examples).
+The global loss of a step is the units-weighted mean over processes and gradient-accumulation micro-batches,
+so shards of unequal size (a batch of sentences cut into equal numbers of sentences, not characters) give the
+same loss and gradient as one process on the whole batch.
 
 Data contract: `train_batches(step) -> batch` maps a 0-based global step to that step's *global* batch,
 deterministically. The trainer owns the position, so resuming replays no data, and under torchrun each
@@ -15,8 +18,18 @@ Run directory (written by rank 0 only, every file atomically):
     best.safetensors, best.json     weights with the best `metric` so far, and its step and metrics
     best-<m>.safetensors, .json     the same for each extra selection (m, mode) of `keep_best` (e.g. a model
                                     selected by dev loss and another by a dev task metric in one run)
+    snapshot-<step>.safetensors     the weights after each step of `snapshots` (findings along training)
     history.json                    [{step, loss, lr, grad_norm, tokens_per_s, time, <eval metrics>}, ...]
 The LR is a pure function of the step, so the step is the whole scheduler position.
+
+Precision and devices: `TrainConfig.precision="bf16"` runs the forward under `torch.autocast` in bfloat16
+(master weights, optimiser state and the loss's reduction stay fp32; models keep their own fp32 islands, such as
+the segmental lattice); `grad_accum` splits each process's share of a step into that many micro-batches, to
+reach a paper's batch on fewer or smaller devices. Both change the arithmetic, so both are part of a run's key
+(when set). How a run uses its device is not, since it leaves the numbers alone up to the device's own
+rounding: `Runtime` (TF32 matmuls, fused AdamW and pinned host memory on CUDA, an optional `torch.compile`),
+with defaults chosen from the device. Under torchrun each process takes cuda:LOCAL_RANK (NCCL), or the CPU
+(gloo); several nodes need only torchrun's rendezvous flags (README, "Training on GPUs").
 
 Reproducibility on CPU: the same config, seed and torch thread count give the same bits, resumed or not and
 however loaded the machine is. Training runs with `torch.use_deterministic_algorithms(True)` (on CPU that
@@ -49,6 +62,7 @@ from safetensors.torch import load_model, save_model
 
 from .errors import HanzilmError
 from .io import atomic_path, atomic_write_text
+from .keys import KEY_IF_SET, key_fields
 from .memory import keep_freed_memory
 from .progress import progress
 
@@ -58,6 +72,24 @@ OPTIMIZERS = ("adamw", "adam", "adagrad", "sgd")
 SCHEDULES = ("linear", "cosine", "constant")
 # history keys of the training side; evaluation metrics must be named otherwise (e.g. "dev_loss")
 TRAIN_KEYS = ("step", "loss", "lr", "grad_norm", "tokens_per_s", "time", "nonfinite")
+PRECISIONS = ("fp32", "bf16")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How a run uses its device, none of it part of the run's key. None: the device's default (on for CUDA,
+    off on the CPU, where TF32, fused AdamW and pinned memory do not exist)."""
+
+    tf32: bool | None = None         # TF32 matmuls and convolutions (Ampere and later)
+    fused_adam: bool | None = None   # the fused CUDA AdamW/Adam kernels
+    pin_memory: bool | None = None   # page-locked host batches, copied to the device asynchronously
+    compile: str | None = None       # a torch.compile backend for model.loss ("inductor"; "eager" to test)
+
+    def resolved(self, device: torch.device) -> Runtime:
+        cuda = device.type == "cuda"
+        pick = lambda v: cuda if v is None else (v and cuda)  # noqa: E731
+        return Runtime(tf32=pick(self.tf32), fused_adam=pick(self.fused_adam), pin_memory=pick(self.pin_memory),
+                       compile=self.compile)
 
 
 @dataclass(frozen=True)
@@ -79,6 +111,9 @@ class TrainConfig:
     log_every: int = 10
     seed: int = 0
     max_nonfinite: int = 10          # non-finite steps skipped before giving up
+    # in a run's key only when set (hanzilm.keys), so adding them left every stored run's key as it was
+    precision: str = dataclasses.field(default="fp32", metadata=KEY_IF_SET)  # "fp32" | "bf16" (autocast)
+    grad_accum: int = dataclasses.field(default=1, metadata=KEY_IF_SET)      # micro-batches per step and process
 
     def __post_init__(self):
         problems = [
@@ -90,6 +125,8 @@ class TrainConfig:
             "warmup_steps, eval_every, checkpoint_every, max_nonfinite must be >= 0"
             * (min(self.warmup_steps, self.eval_every, self.checkpoint_every, self.max_nonfinite) < 0),
             "grad_clip must be None or > 0" * (self.grad_clip is not None and self.grad_clip <= 0),
+            f"precision must be one of {PRECISIONS}" * (self.precision not in PRECISIONS),
+            "grad_accum must be >= 1" * (self.grad_accum < 1),
         ]
         if any(problems):
             raise HanzilmError("TrainConfig: " + "; ".join(p for p in problems if p))
@@ -120,15 +157,16 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
 
 
-def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, fused: bool = False) -> torch.optim.Optimizer:
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
     groups = [g for g in groups if g["params"]]
+    extra = {"fused": True} if fused else {}  # the one-kernel update on CUDA (not on the CPU: same numbers)
     if cfg.optimizer == "adamw":
-        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
+        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, **extra)
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(groups, lr=cfg.lr, betas=cfg.betas)
+        return torch.optim.Adam(groups, lr=cfg.lr, betas=cfg.betas, **extra)
     if cfg.optimizer == "adagrad":
         return torch.optim.Adagrad(groups, lr=cfg.lr)
     return torch.optim.SGD(groups, lr=cfg.lr, momentum=cfg.momentum)
@@ -158,6 +196,16 @@ def setup(device: str | torch.device | None = None) -> Dist:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
         atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
     return Dist(rank, world, device)
+
+
+def cpu_has_bf16() -> bool:
+    """The CPU multiplies bfloat16 natively (AVX512_BF16 or AMX); elsewhere bf16 autocast on the CPU is emulated
+    and slower than fp32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def _seed(seed: int) -> None:
@@ -197,41 +245,55 @@ def _map(batch: Batch, fn: Callable[[Any], Any], leaf: Callable[[Any], bool]) ->
 
 
 def shard(batch: Batch, rank: int, world: int) -> Batch:
-    """This rank's equal slice of a global batch: tensors along dim 0, lists as lists of examples. Equal
-    slices make the mean of per-rank mean losses (and gradients) the global mean."""
+    """Part `rank` of `world` near-equal parts of a batch: tensors along dim 0, lists as lists of examples
+    (the first len % world parts one example longer). The trainer weights each part by its units."""
     def cut(x):
-        if len(x) % world:
-            raise HanzilmError(f"a global batch of {len(x)} does not split evenly over {world} processes")
-        k = len(x) // world
-        return x[rank * k:(rank + 1) * k]
+        n = len(x)
+        if n < world:
+            raise HanzilmError(f"a batch of {n} examples cannot be cut into {world} non-empty parts")
+        k, extra = divmod(n, world)
+        start = rank * k + min(rank, extra)
+        return x[start:start + k + (rank < extra)]
     return _map(batch, cut, lambda x: isinstance(x, (torch.Tensor, list))) if world > 1 else batch
 
 
-def _to(batch: Batch, device: torch.device) -> Batch:
-    is_t = lambda x: isinstance(x, torch.Tensor)  # noqa: E731
-    return _map(batch, lambda t: t.to(device, non_blocking=True), is_t)
+def _to(batch: Batch, device: torch.device, pin: bool = False) -> Batch:
+    def move(t: torch.Tensor) -> torch.Tensor:
+        return (t.pin_memory() if pin else t).to(device, non_blocking=True)
+    return _map(batch, move, lambda x: isinstance(x, torch.Tensor))
 
 
 def _units(model: torch.nn.Module, batch: Batch) -> int:
     if hasattr(model, "batch_size_units"):
         return int(model.batch_size_units(batch))
     found: list[int] = []
-    _map(batch, lambda t: found.append(t.numel()), lambda x: isinstance(x, torch.Tensor))
+    _map(batch, lambda x: found.append(len(x)), lambda x: isinstance(x, (torch.Tensor, list)))
     return found[0] if found else 0
 
 
-def _reduce(loss: torch.Tensor, units: int, d: Dist) -> tuple[float, int]:
-    """Global mean loss and global units in one collective; every rank then takes the same skip decision."""
+def _total(units: int, d: Dist) -> int:
     if d.world == 1:
-        return loss.item(), units
-    t = torch.tensor([loss.item(), float(units)], dtype=torch.float64, device=d.device)
+        return units
+    t = torch.tensor([float(units)], dtype=torch.float64, device=d.device)
     dist.all_reduce(t)
-    return t[0].item() / d.world, int(t[1].item())
+    return int(t.item())
+
+
+def _reduce(weighted_loss: float, d: Dist) -> float:
+    """The global mean loss from each rank's units-weighted share; every rank then takes the same skip
+    decision."""
+    if d.world == 1:
+        return weighted_loss
+    t = torch.tensor([weighted_loss], dtype=torch.float64, device=d.device)
+    dist.all_reduce(t)
+    return t.item()
 
 
 def _allreduce_grads(params: list[torch.Tensor], world: int) -> None:
     # One flat buffer, one collective. Not DDP: models are driven through .loss(), not forward(), and DDP's
     # reducer is armed only in forward(). A parameter without a gradient on some rank contributes zeros.
+    # Each rank's gradient is already scaled by world x its share of the units (see _step), so the mean over
+    # ranks is the global per-unit mean.
     grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
     flat = torch.cat([g.reshape(-1) for g in grads])
     dist.all_reduce(flat)
@@ -331,25 +393,39 @@ def _reproducible(device: torch.device, threads: int | None, name: str) -> Itera
 
 
 def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
-    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+    # as keyed: a run checkpointed before an option existed resumes under the option's default
+    return json.loads(json.dumps(key_fields(cfg)))
 
 
-def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, batch: Batch, lr: float,
-          grad_clip: float | None, d: Dist) -> tuple[float, int, float, str | None]:
+def _step(model: torch.nn.Module, loss_fn: Callable[[Batch], torch.Tensor], opt: torch.optim.Optimizer,
+          batch: Batch, lr: float, cfg: TrainConfig, d: Dist, pin: bool) -> tuple[float, int, float, str | None]:
     """One update. Returns the global mean loss, global units, gradient norm, and why the update was skipped
-    (None if it was not). Every rank sees the same reduced loss and gradients, so all take the same branch."""
-    loss = model.loss(batch)
-    loss_value, units = _reduce(loss, _units(model, batch), d)
+    (None if it was not). Every rank sees the same reduced loss and gradients, so all take the same branch.
+
+    Each micro-batch's mean loss is weighted by its share of the step's global units (times the world size,
+    since the gradient all-reduce averages over ranks): with one process and one micro-batch the weight is
+    exactly 1 and the step is the plain loss.backward()."""
+    micro = [batch] if cfg.grad_accum == 1 else [shard(batch, i, cfg.grad_accum) for i in range(cfg.grad_accum)]
+    units = [_units(model, m) for m in micro]
+    total = _total(sum(units), d)
+    weighted = 0.0
+    for m, u in zip(micro, units):
+        with torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+            loss = loss_fn(_to(m, d.device, pin)).float()
+        w = u * d.world / total if len(micro) > 1 or d.world > 1 else 1.0
+        weighted += loss.item() * w / d.world
+        # backward at once, so only one micro-batch's graph is alive; a non-finite step is undone below
+        (loss * w if w != 1.0 else loss).backward()
+    loss_value = _reduce(weighted, d)
     grad_norm, bad = math.nan, None
     if not math.isfinite(loss_value):
         bad = f"loss={loss_value}"
     else:
-        loss.backward()
         params = [p for g in opt.param_groups for p in g["params"]]
         if d.world > 1:
             _allreduce_grads(params, d.world)
         # max_norm=inf still returns the norm and scales by exactly 1.0 (a bitwise no-op)
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, grad_clip or math.inf))
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip or math.inf))
         if not math.isfinite(grad_norm):
             bad = f"grad_norm={grad_norm}"
         else:
@@ -357,24 +433,35 @@ def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, batch: Batch, lr: 
                 group["lr"] = lr
             opt.step()
     opt.zero_grad(set_to_none=True)  # a skipped update leaves weights and optimiser state untouched
-    return loss_value, units, grad_norm, bad
+    return loss_value, total, grad_norm, bad
 
 
 def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[..., Batch],
           evaluate: Evaluate | None, run_dir: str | Path, *, device: str | torch.device | None = None,
-          keep_best: Sequence[tuple[str, str]] = (),
-          ) -> TrainResult:
+          keep_best: Sequence[tuple[str, str]] = (), snapshots: Sequence[int] = (),
+          runtime: Runtime = Runtime()) -> TrainResult:
     """Train `model` for cfg.steps in `run_dir`, resuming exactly from its last checkpoint if one is there.
 
     The model ends in its last state; best.safetensors holds the best by cfg.metric (the last weights when
     `evaluate` is None). keep_best: extra (metric, "min"|"max") selections, each kept as
     best-<metric>.safetensors / .json (needs `evaluate`; not part of TrainConfig, so adding one does not change
-    stored runs' keys). Call again with the same run_dir after a crash: same losses, same weights."""
+    stored runs' keys). snapshots: steps after which the weights are also kept, as snapshot-<step>.safetensors
+    (neither part of TrainConfig: saving them changes nothing else in the run). runtime: how the device is
+    used (`Runtime`; its defaults suit the device). Call again with the same run_dir
+    after a crash: same losses, same weights."""
     keep_best = _check_keep_best(keep_best, cfg, evaluate)
+    snapshots = _check_snapshots(snapshots, cfg)
     run_dir, d = Path(run_dir), setup(device)
     run_dir.mkdir(parents=True, exist_ok=True)
     model.to(d.device).train()
-    opt = make_optimizer(model, cfg)
+    rt = runtime.resolved(d.device)
+    if d.device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = bool(rt.tf32)
+    if cfg.precision == "bf16" and d.device.type == "cpu" and d.main and not cpu_has_bf16():
+        warnings.warn(f"{run_dir.name}: bf16 autocast on a CPU without AVX512_BF16 or AMX is emulated, usually "
+                      "slower than fp32", RuntimeWarning)
+    opt = make_optimizer(model, cfg, fused=bool(rt.fused_adam))
+    loss_fn = torch.compile(model.loss, backend=rt.compile) if rt.compile else model.loss
     try:
         per_rank = {"rank", "world_size"} <= set(inspect.signature(train_batches).parameters)
     except (TypeError, ValueError):
@@ -411,7 +498,7 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
             else:
                 batch = shard(train_batches(step), d.rank, d.world)
             lr = lr_at(step, cfg)
-            loss, units, grad_norm, bad = _step(model, opt, _to(batch, d.device), lr, cfg.grad_clip, d)
+            loss, units, grad_norm, bad = _step(model, loss_fn, opt, batch, lr, cfg, d, bool(rt.pin_memory))
             done, row = step + 1, {}
             state["step"] = done
 
@@ -464,6 +551,8 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
                     _save_best(run_dir, model, state["best"], cfg)
             if row:
                 hist.append({"step": done, **row})
+            if done in snapshots and d.main:
+                _save_weights(model, run_dir / snapshot_name(done), {"step": done})
 
             if (cfg.checkpoint_every and done % cfg.checkpoint_every == 0) or last:
                 state["wall_time"] = wall0 + time.perf_counter() - t0
@@ -487,6 +576,23 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
 def best_name(metric: str | None = None) -> str:
     """File stem of a selection's weights: "best" for cfg.metric, "best-<metric>" for a keep_best one."""
     return "best" if metric is None else f"best-{metric}"
+
+
+def snapshot_name(step: int) -> str:
+    return f"snapshot-{step:08d}.safetensors"
+
+
+def snapshot_steps(steps: int, n: int) -> tuple[int, ...]:
+    """`n` steps spaced evenly in log steps (so in log tokens), each twice the one before, ending at `steps`:
+    6 over 1,500 steps are 47, 94, 188, 375, 750, 1500."""
+    return tuple(sorted({max(1, round(steps / 2 ** k)) for k in range(n)})) if n > 0 else ()
+
+
+def _check_snapshots(snapshots: Sequence[int], cfg: TrainConfig) -> frozenset[int]:
+    bad = [s for s in snapshots if not isinstance(s, int) or not 1 <= s <= cfg.steps]
+    if bad:
+        raise HanzilmError(f"snapshots must be steps in 1..{cfg.steps}, not {bad}")
+    return frozenset(snapshots)
 
 
 def _check_keep_best(keep_best: Sequence[tuple[str, str]], cfg: TrainConfig, evaluate: Evaluate | None

@@ -17,6 +17,7 @@ import pandas as pd
 import torch
 
 from ...data.vocab import CharVocab
+from ...results import paper_values
 from .common import banned_ids, encode
 from .prompts import AMPLIFY_WORDS, MULTIPLIERS, PAPER_CONTINUATIONS, fill
 
@@ -90,6 +91,18 @@ def table6(per_prompt: pd.DataFrame, word: str) -> pd.DataFrame:
     mean = per_prompt.groupby(["multipliers", "target"], sort=False)["ratio"].mean().reset_index()
     return mean.assign(word=word).rename(columns={"target": "metric", "ratio": "ours"})[
         ["word", "multipliers", "metric", "ours"]]
+
+
+def paper_table6(targets: Sequence[str]) -> pd.DataFrame:
+    return paper_values("backpack_table6_amplification.csv", keys={"multipliers": "multipliers"},
+                        metrics={t: t for t in targets})
+
+
+def agreement(table: pd.DataFrame) -> float:
+    """Share of Table 6's amplified cells (multipliers other than 1,1) where ours and the paper's ratio lie on
+    the same side of 1: the target character made more likely, or less, as in the paper."""
+    cells = table[(table.multipliers != "1,1") & table.paper.notna()]
+    return float(((cells.ours > 1) == (cells.paper > 1)).mean()) if len(cells) else float("nan")
 
 
 def per_prompt_view(per_prompt: pd.DataFrame, targets: Sequence[str], multipliers: str = "4,1") -> pd.DataFrame:

@@ -29,6 +29,7 @@ import torch
 from ...data.corpus import load_lm_corpus
 from ...data.lexicon import cedict, compound_candidates, idioms, loanwords
 from ...data.vocab import CharVocab
+from ...results import paper_values
 from .common import SensesConfig, encode, in_vocab
 from .prompts import NOUN_PROMPTS, TABLE8_WORDS, fill
 
@@ -229,13 +230,18 @@ def word_set_summary(sets: WordSets, shown: int = 8) -> pd.DataFrame:
 
 
 def variation_study(model: torch.nn.Module, vocab: CharVocab, sets: WordSets, text: CorpusText,
-                    cfg: SensesConfig) -> tuple[pd.DataFrame, dict]:
+                    cfg: SensesConfig, cache: dict | None = None) -> tuple[pd.DataFrame, dict]:
     """`sense_variation` of the drawn words and Table 8's, each over the prompts of Table 9 and up to
-    `cfg.corpus_contexts` corpus windows (drawn with the seed and the word's index)."""
+    `cfg.corpus_contexts` corpus windows (drawn with the seed and the word's index). cache: a dict kept between
+    calls on other weights of the same vocabulary (the contexts do not depend on the model)."""
+    cache = {} if cache is None else cache
+
     def contexts(word, index):
-        rng = np.random.default_rng([cfg.seed, index])
-        return prompt_contexts(word, NOUN_PROMPTS) + text.contexts(
-            word, cfg.corpus_contexts, cfg.context_before, cfg.context_after, rng)
+        if (word, index) not in cache:
+            rng = np.random.default_rng([cfg.seed, index])
+            cache[word, index] = prompt_contexts(word, NOUN_PROMPTS) + text.contexts(
+                word, cfg.corpus_contexts, cfg.context_before, cfg.context_after, rng)
+        return cache[word, index]
 
     words = [(t, w) for t, ws in sets.words.items() for w in ws] + list(TABLE8_WORDS)
     return sense_variation(model, vocab, words, contexts)
@@ -253,6 +259,15 @@ def table3(per_sense: pd.DataFrame, sets: WordSets) -> pd.DataFrame:
 
 def drawn_only(per_sense: pd.DataFrame, sets: WordSets) -> pd.DataFrame:
     return per_sense[per_sense.apply(lambda r: r.word in sets.words[r.type], axis=1)]
+
+
+def paper_table3() -> pd.DataFrame:
+    return paper_values("backpack_table3_composition.csv", keys={"word_type": "word_type"},
+                        metrics={"n_words": "n_words", **{b: b for b in BUCKETS}})
+
+
+def paper_table8() -> pd.DataFrame:
+    return paper_values("backpack_table8_words.csv", keys={"word": "word"}, metrics={b: b for b in BUCKETS})
 
 
 def table8(per_sense: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from ...data.vocab import CharVocab
 from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
 from ...store import Store, is_complete, load_history, load_model, load_summary, required
-from ...train import TrainConfig, best_name, train
+from ...train import TrainConfig, best_name, snapshot_steps, train
 from .backpack import Backpack, BackpackConfig, backpack_param_count
 from .cloze import ClozeCase, ClozeConfig, build_cloze, evaluate_cloze
 from .common import SensesConfig
@@ -88,6 +88,7 @@ class BackpackChapter:
     split: LMSplitConfig = field(default_factory=LMSplitConfig)
     cloze: ClozeConfig = field(default_factory=ClozeConfig)
     senses: SensesConfig = field(default_factory=SensesConfig)
+    snapshots: int = 6
     store: Store | None = field(default=None, compare=False)
 
 
@@ -144,9 +145,10 @@ def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch
     """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
     complete run."""
     cfg = ch.lm.pair()[model]
-    return required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
-                                    evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus),
-                                    code_version=CODE_VERSIONS[model])
+    return required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)),
+                                            batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus),
+                                            data=store_data(corpus), code_version=CODE_VERSIONS[model],
+                                            snapshots=snapshot_steps(cfg.train.steps, ch.snapshots))
 
 
 def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn.Module]:
@@ -157,6 +159,12 @@ def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn
 def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
     return required(ch.store).run_dir(ch.lm.pair()[model], data=store_data(corpus),
                                       code_version=CODE_VERSIONS[model])
+
+
+def snapshots(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict[int, Path]:
+    """{step: weights} of the snapshots `model`'s run kept (see `train_model`)."""
+    return required(ch.store).snapshot_paths(ch.lm.pair()[model], data=store_data(corpus),
+                                             code_version=CODE_VERSIONS[model])
 
 
 def summary(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict:

@@ -61,5 +61,8 @@ def plan(profile: Profile) -> ChapterPlan:
             note=f"{shape}; {tokens / train:.1f} epochs of the {train / 1e6:.1f} M-token training split"))
     return ChapterPlan(
         chapter="backpack", title="Sun & Hewitt 2023, GPT-2 micro vs Backpack micro", models=models,
-        extras=[Extra("cloze beam search and the Section 5 analyses (allowance)", ANALYSES_HOURS)],
+        extras=[Extra("cloze beam search and the Section 5 analyses (allowance)", ANALYSES_HOURS),
+                # book/backpack/trends: test perplexity, cloze and the analyses again on each weight snapshot
+                Extra(f"the findings on {ch.snapshots} training snapshots (book/backpack/trends; allowance)",
+                      ch.snapshots * ANALYSES_HOURS)],
         notes=["evaluation: the dev split every eval_every steps (best kept), then test perplexity"])

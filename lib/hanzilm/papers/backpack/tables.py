@@ -10,6 +10,7 @@ import math
 import pandas as pd
 import torch
 
+from ...results import paper_values
 from .backpack import BackpackConfig
 from .data import EncodedCorpus
 from .experiment import (MODELS, PAPER_NAMES, BackpackChapter, Evaluation, LMConfig, batches, build, histories,
@@ -102,6 +103,13 @@ def table1(ch: BackpackChapter, vocab_size: int, ev: Evaluation, label: str) -> 
                  {**base, "metric": "cloze_top1", "ours": accuracy["top1"]},
                  {**base, "metric": "cloze_top3", "ours": accuracy["top3"]}]
     return pd.DataFrame(rows)
+
+
+def paper_table1() -> pd.DataFrame:
+    """The paper's Table 1 values, keyed on `paper_model` (the row of ours each is compared with)."""
+    return paper_values("backpack_table1.csv", keys={"model": "paper_model"},
+                        metrics={"params_m": "params_m", "ppl": "test_ppl", "wplc_top1": "cloze_top1",
+                                 "wplc_top3": "cloze_top3"})
 
 
 def paired_cloze(backpack_rows: list[dict], gpt_rows: list[dict], k: int) -> dict[str, float]:

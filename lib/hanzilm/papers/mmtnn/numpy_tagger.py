@@ -44,8 +44,13 @@ class NumpyTagger:
                 self.tag_part = self.tag_part + (pt * qt).sum(-1)
                 columns += [w["p_char.weight"].T, w["q_char.weight"].T, cross.reshape(cross.shape[0], 5 * h)]
         self.char_maps = np.ascontiguousarray(np.concatenate(columns, axis=1))
-        self.b1 = w["w1.bias"]
+        self.tag_part = self.tag_part + w["w1.bias"]                      # b1 folded in
         self.w2, self.b2 = np.ascontiguousarray(w["w2.weight"].T), w["w2.bias"]
+        n_prev = self.tag_part.shape[0]
+        # W2 once per previous tag, block-diagonal: the output layer of all (position, previous tag) pairs is
+        # one product with the rows of the hidden layer as they lie in memory (no copy)
+        self.w2_blocks = np.kron(np.eye(n_prev, dtype=np.float32), self.w2)   # (n_prev * H2, n_prev * 4)
+        self.b2_blocks = np.tile(self.b2, n_prev)
         self.transition = w.get("transition")
 
     @classmethod
@@ -76,19 +81,26 @@ class NumpyTagger:
         s, h, r = self.spec, self.spec.hidden, self.spec.factors
         chars = batch["chars"]
         nb, length = chars.shape[0], chars.shape[1] - 4
-        emb = self.char[chars]
-        parts = [emb[:, k:k + length] for k in range(s.window)]
+        # each position's window of ids (a view), gathered in one go: (B, L, window, dim) is the input row
+        windows = np.lib.stride_tricks.sliding_window_view(chars, s.window, axis=1)[:, :length]
+        a = self.char[windows].reshape(nb * length, -1)
         if s.bigram:
-            bemb = self.bigram[batch["bigrams"]]
-            parts += [bemb[:, k:k + length] for k in range(s.window - 1)]
-        a = np.concatenate(parts, axis=-1).reshape(nb * length, -1)
+            pairs = np.lib.stride_tricks.sliding_window_view(batch["bigrams"], s.window - 1, axis=1)[:, :length]
+            a = np.concatenate([a, self.bigram[pairs].reshape(nb * length, -1)], axis=1)
         y = a @ self.char_maps
-        pre = (y[:, :h] + self.b1)[:, None, :] + self.tag_part           # (N, 5|1, H2)
+        base = y[:, :h]                                                     # W1 a, then + the tensor term
         if s.tensor:
             pc = y[:, h:h + h * r].reshape(-1, h, r)
             qc = y[:, h + h * r:h + 2 * h * r].reshape(-1, h, r)
-            pre = pre + np.einsum("nkr,nkr->nk", pc, qc)[:, None, :] + y[:, h + 2 * h * r:].reshape(-1, 5, h)
-        out = (np.tanh(pre) @ self.w2 + self.b2).reshape(nb, length, -1, N_TAGS)
+            base += np.einsum("nkr,nkr->nk", pc, qc)
+            pre = y[:, h + 2 * h * r:].reshape(-1, 5, h)                    # the char-tag cross terms, in place
+            pre += base[:, None, :]
+            pre += self.tag_part
+        else:
+            pre = base[:, None, :] + self.tag_part                          # (N, 5|1, H2)
+        np.tanh(pre, out=pre)
+        n_prev = pre.shape[1]
+        out = (pre.reshape(len(a), -1) @ self.w2_blocks + self.b2_blocks).reshape(nb, length, n_prev, N_TAGS)
         if self.transition is not None:
             out = out + self.transition
         elif out.shape[2] == 1:

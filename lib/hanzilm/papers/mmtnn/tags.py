@@ -33,15 +33,14 @@ def words_to_tags(words: Sequence[str]) -> list[int]:
     return tags
 
 
-def tags_to_words(chars: str, tags: Sequence[int]) -> list[str]:
+def tags_to_words(chars: str, tags: Sequence[int] | np.ndarray) -> list[str]:
     """Words of `chars` under `tags`; robust to invalid sequences (a word starts at B or S, or after E or S)."""
-    words: list[str] = []
-    start = 0
-    for i in range(1, len(chars) + 1):
-        if i == len(chars) or tags[i] in (B, S) or tags[i - 1] in (E, S):
-            words.append(chars[start:i])
-            start = i
-    return words
+    t = np.asarray(tags)[:len(chars)]
+    if len(t) == 0:
+        return []
+    starts = (t[1:] == B) | (t[1:] == S) | (t[:-1] == E) | (t[:-1] == S)
+    cuts = [0, *(np.flatnonzero(starts) + 1).tolist(), len(chars)]
+    return [chars[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
 _FULLWIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}
@@ -62,6 +61,13 @@ _RUN = re.compile(r"[A-Za-z0-9]+(?:(?:[.:_-]|,(?=\d))[A-Za-z0-9]+)*")
 # an extended grapheme cluster (UAX #29: a letter and its combining marks, an emoji ZWJ sequence or flag, a
 # character with its variation selector) is one user-perceived character: no word boundary falls inside it
 _CLUSTER = regex.compile(r"\X")
+# Every rule of UAX #29 that keeps two code points in one cluster involves one of these break classes (CR LF,
+# Hangul L V T, Extend, ZWJ, SpacingMark, Prepend, Regional_Indicator), and control characters are Cc: a text
+# with none of them (nearly all Chinese text) is one cluster per code point, with nothing to constrain.
+_MAY_CLUSTER_OR_CONTROL = regex.compile(
+    "[" + "".join(f"\\p{{Grapheme_Cluster_Break={c}}}" for c in
+                  ("CR", "LF", "L", "V", "T", "Extend", "ZWJ", "SpacingMark", "Prepend", "Regional_Indicator"))
+    + "\\p{Cc}]")
 
 
 def allowed_tags(text: str) -> np.ndarray | None:
@@ -87,7 +93,7 @@ def allowed_tags(text: str) -> np.ndarray | None:
             else:
                 mask[s, [B, M]] = True
                 mask[e - 1, [M, E]] = True
-    if text.isascii() and text.isprintable():
+    if not _MAY_CLUSTER_OR_CONTROL.search(text):
         return mask  # no clusters of several code points, no control characters
     for m in _CLUSTER.finditer(text):
         s, e = m.span()

@@ -223,7 +223,7 @@ class SegmentalLM(nn.Module):
         # per decoder step j: [the next character x_{t+j}, the end-of-segment symbol]; step K has no next char
         nxt = torch.cat([windows, windows.new_full((windows.shape[0], 1), PAD_ID)], dim=1)
         index = torch.stack([nxt, torch.full_like(nxt, EOSEG_ID)], dim=-1)                # (N, K + 1, 2)
-        lp = selected_log_probs(logits, index)
+        lp = selected_log_probs(logits.float(), index)  # fp32 from here on under bf16 autocast too
         char_lp, eos_lp = lp[:, :K, 0], lp[:, :, 1]              # p(y_j | y_<j, h), p(</seg> | y_<j, h)
         seg_lp = char_lp.cumsum(dim=1) + eos_lp[:, 1:]           # Sec. 2: the segment of length l = 1..K
         full = seg_lp.new_zeros(B, T, K)
@@ -233,7 +233,9 @@ class SegmentalLM(nn.Module):
     # -- the model's interface ----------------------------------------------------------------------------
     def log_likelihood(self, batch: dict) -> torch.Tensor:
         """log p(x) per sequence (nats), marginalised over segmentations (Eq. 1-2). (B,)"""
-        return log_marginal(self.segment_logprobs(batch["chars"], batch["lengths"]), batch["lengths"])
+        seg = self.segment_logprobs(batch["chars"], batch["lengths"])
+        with torch.autocast(seg.device.type, enabled=False):  # the lattice's log-sum-exp stays exact
+            return log_marginal(seg.float(), batch["lengths"])
 
     def loss(self, batch: dict) -> torch.Tensor:
         return -self.log_likelihood(batch).sum() / batch["lengths"].sum()

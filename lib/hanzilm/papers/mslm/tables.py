@@ -213,7 +213,7 @@ def segment_examples_long(examples: pd.DataFrame, dataset: str) -> pd.DataFrame:
 
 def learning_curves(ch: MSLMChapter) -> pd.DataFrame:
     """Dev bpc, word F1 and boundary MCC at every evaluation step of each (corpus, encoder, seed) run, long
-    form: dataset, model, seed, lr, step, metric, ours."""
+    form: dataset, model, seed, lr, step, chars (training characters seen), metric, ours."""
     rows = []
     seen = set()
     for c in cells(ch):
@@ -224,7 +224,8 @@ def learning_curves(ch: MSLMChapter) -> pd.DataFrame:
             for metric in ("dev_bpc", "dev_f1", "dev_mcc"):
                 if metric in h:
                     rows.append({"dataset": c.corpus.upper(), "model": c.encoder.upper(), "seed": c.seed,
-                                 "lr": c.exp.train.lr, "step": h["step"], "metric": metric, "ours": h[metric]})
+                                 "lr": c.exp.train.lr, "step": h["step"], "chars": h["step"] * c.exp.batch_chars,
+                                 "metric": metric, "ours": h[metric]})
     return pd.DataFrame(rows)
 
 

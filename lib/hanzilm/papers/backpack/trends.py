@@ -1,0 +1,194 @@
+"""The Backpack findings along training: each headline finding re-computed on the weight snapshots the pair
+kept while training (`BackpackChapter.snapshots`, steps doubling up to the last), against the tokens seen.
+
+The findings are the claims registry's own quantities (`targets/claims.csv`), evaluated on the same tables the
+chapter's notebooks write, computed here for each snapshot of the pair by the same functions; one more is the
+share of Table 6's amplified cells whose direction (ratio above or below 1) agrees with the paper's. Nothing is
+trained for this: the snapshots belong to the run whose final weights the chapter reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+
+from ... import claims as registry
+from ...data.lexicon import wordsim
+from ...results import with_paper
+from ...store import load_model
+from ...trends import trend_table
+from . import amplify, bias, composition, experiment, similarity, tables
+from .composition import CorpusText
+from .cloze import evaluate_cloze
+from .data import EncodedCorpus
+from .experiment import MODELS, BackpackChapter, LMConfig
+from .prompts import AMPLIFY_TARGETS, MULTIPLIERS, NOUN_PROMPTS
+
+AMPLIFIED_WORD = "沙滩"
+AGREEMENT = "t6.agreement"
+
+
+@dataclass(frozen=True)
+class Finding:
+    name: str                  # a panel of the figure
+    claims: tuple[str, ...]    # registry ids (without the "backpack." prefix), one line each
+    ylabel: str
+
+
+FINDINGS = (
+    Finding("Perplexity, Backpack / GPT-2 (Table 1)", ("t1.micro_ppl",), "test perplexity ratio"),
+    Finding("Cloze top-1, Backpack − GPT-2 (Table 1)", ("t1.cloze_top1",), "accuracy difference"),
+    Finding("Cloze top-3, Backpack − GPT-2 (Table 1)", ("t1.cloze_top3",), "accuracy difference"),
+    Finding("Word similarity, Backpack sense − GPT-2 embedding (Table 4)",
+            ("t4.ws240.backpack_over_gpt2", "t4.ws297.backpack_over_gpt2"), "Spearman difference"),
+    Finding("Bias drop from removing the gendered sense (Table 5)",
+            ("t5.士兵.removal_lowers_bias", "t5.警察.removal_lowers_bias", "t5.演员.removal_lowers_bias",
+             "t5.教师.removal_lowers_bias"), "1 − ratio after / before"),
+    Finding("Amplification directions agreeing with Table 6", (AGREEMENT,), "share of the 18 cells"),
+    Finding("Composition stability: share within 10 % (Table 3)",
+            ("t3.compound.within_10pct", "t3.loanword.within_10pct", "t3.idiom.within_10pct"), "share"),
+    Finding("Composition stability: share moving ≤ 20 % (Table 3)",
+            ("t3.compound.stable_90pct", "t3.loanword.stable_90pct", "t3.idiom.stable_90pct"), "share"),
+)
+
+
+def paper_tokens() -> float:
+    """Tokens the paper's micro models trained on: 500k steps of 180 x 1,024 (LMConfig's defaults)."""
+    paper = LMConfig()
+    return float(paper.train.steps * paper.batch_size * paper.block_size)
+
+
+class Inputs:
+    """What every snapshot's analyses share and that does not depend on the weights: the corpus, the cloze
+    cases, the drawn word sets, the bias prompts' edits, the word-similarity sets."""
+
+    def __init__(self, ch: BackpackChapter, corpus: EncodedCorpus):
+        self.ch, self.corpus, self.vocab = ch, corpus, corpus.vocab
+        self.text = CorpusText.of_lm_corpus()
+        self.cases = experiment.cloze_cases(ch, corpus)
+        self.word_sets = composition.draw_word_sets(self.vocab, self.text, ch.senses)
+        self.edits = bias.edits(self.vocab, self.text, ch.senses)
+        self.wordsim = {name: wordsim(name) for name in ("ws240", "ws297")}
+        self.contexts: dict = {}  # the composition study's corpus windows, found once
+
+
+def snapshot_tables(inputs: Inputs, backpack: torch.nn.Module, gpt: torch.nn.Module, label: str
+                    ) -> dict[str, pd.DataFrame]:
+    """The chapter's tables for one pair of weights, keyed like `results.read_results` ("backpack/table1"),
+    each with the paper's values beside ours."""
+    ch, vocab = inputs.ch, inputs.vocab
+    models = {"gpt": gpt, "backpack": backpack}
+    ev = experiment.Evaluation(
+        cases=inputs.cases,
+        perplexity={n: experiment.test_perplexity(m, ch.lm, inputs.corpus) for n, m in models.items()},
+        cloze={n: evaluate_cloze(m, inputs.cases, vocab, beam=ch.cloze.beam, block_size=ch.lm.block_size)
+               for n, m in models.items()})
+    per_sense, _ = composition.variation_study(backpack, vocab, inputs.word_sets, inputs.text, ch.senses,
+                                               cache=inputs.contexts)
+    scores = similarity.scores(inputs.wordsim, similarity.representations(backpack, gpt, vocab), vocab)
+    sense, _ = bias.chosen_sense(backpack, vocab)
+    wide = bias.bias_ratios(backpack, gpt, vocab, inputs.edits, sense, inputs.text)
+    targets = AMPLIFY_TARGETS[AMPLIFIED_WORD]
+    per_prompt = amplify.target_ratios(backpack, vocab, AMPLIFIED_WORD, NOUN_PROMPTS, targets, MULTIPLIERS)
+    built = {
+        "table1": (tables.table1(ch, len(vocab), ev, label), tables.paper_table1()),
+        "table3_composition": (composition.table3(per_sense, inputs.word_sets), composition.paper_table3()),
+        "table8_words": (composition.table8(per_sense), composition.paper_table8()),
+        "table4_wordsim": (similarity.table4(scores, inputs.wordsim), similarity.paper_table4()),
+        "table5_bias": (bias.table5(wide, sense), bias.paper_table5()),
+        "table6_amplification": (amplify.table6(per_prompt, AMPLIFIED_WORD), amplify.paper_table6(targets)),
+    }
+    return {f"backpack/{name}": with_paper(t, p, f"backpack/{name}") for name, (t, p) in built.items()}
+
+
+def _claims() -> list[registry.Claim]:
+    wanted = {f"backpack.{c}" for f in FINDINGS for c in f.claims if c != AGREEMENT}
+    found = [c for c in registry.load_claims() if c.id in wanted]
+    missing = wanted - {c.id for c in found}
+    if missing:
+        raise KeyError(f"findings name claims the registry lacks: {sorted(missing)}")
+    return found
+
+
+def findings_at(tables_: dict[str, pd.DataFrame], profile: str) -> pd.DataFrame:
+    """Each finding's quantity (ours, the paper's, the verdict) on one snapshot's tables."""
+    v = registry.evaluate(profile, _claims(), tables=tables_)
+    rows = [{"claim": r.id.removeprefix("backpack."), "ours": r.ours, "paper_value": r.paper_value,
+             "verdict": r.verdict, "noise": r.spread} for r in v.itertuples()]
+    rows.append({"claim": AGREEMENT, "ours": amplify.agreement(tables_["backpack/table6_amplification"]),
+                 "paper_value": 1.0, "verdict": "", "noise": math.nan})
+    return pd.DataFrame(rows)
+
+
+def along_training(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> pd.DataFrame:
+    """Long table: each finding's quantity on every snapshot the pair kept (step, tokens seen)."""
+    from ...progress import progress
+
+    models = experiment.train_pair(ch, corpus)  # records both snapshots (a replay for a run stored without)
+    snaps = {m: experiment.snapshots(ch, corpus, m) for m in MODELS}
+    steps = sorted(set(snaps["gpt"]) & set(snaps["backpack"]))
+    inputs = Inputs(ch, corpus)
+    tokens_per_step = ch.lm.batch_size * ch.lm.block_size
+    torch.set_num_threads(1)  # thousands of tiny forwards: one thread is fastest (see experiment.load_pair)
+    out = []
+    with progress(len(steps), "findings at snapshots", "snapshot") as bar:
+        for step in steps:
+            pair = {m: load_model(experiment.build(ch.lm.pair()[m], len(corpus.vocab)), snaps[m][step]).eval()
+                    for m in MODELS}
+            found = findings_at(snapshot_tables(inputs, pair["backpack"], pair["gpt"], profile), profile)
+            out.append(found.assign(step=step, tokens=step * tokens_per_step))
+            bar.update(1)
+    del models
+    return pd.concat(out, ignore_index=True)
+
+
+def long_form(along: pd.DataFrame) -> pd.DataFrame:
+    """`along` as a results table (finding, claim, step, tokens, metric, ours) with the paper's value."""
+    name_of = {c: f.name for f in FINDINGS for c in f.claims}
+    t = along.assign(finding=along.claim.map(name_of), metric="quantity")
+    table = t[["finding", "claim", "step", "tokens", "metric", "ours"]]
+    paper = (t.drop_duplicates("claim")[["claim", "metric", "paper_value"]].rename(columns={"paper_value": "paper"})
+             .assign(paper_source="the claims registry's paper value (targets/claims.csv)"))
+    return with_paper(table, paper, "backpack/trends")
+
+
+def directions(along: pd.DataFrame) -> pd.DataFrame:
+    """Per claim: the trend of its gap to the paper over the last snapshots, with its sentence."""
+    last = along[along.step == along.step.max()].set_index("claim")
+    label = {c: (f.name if len(f.claims) == 1 else f"{f.name} [{c.split('.')[1]}]") for f in FINDINGS for c in f.claims}
+    return trend_table(along, last.paper_value.to_dict(), key="claim", noise=last.noise.to_dict(),
+                       paper_tokens=paper_tokens(), labels=label)
+
+
+def figure(along: pd.DataFrame):
+    """One panel per finding: our quantity against tokens (log), the paper's value as a star at its token
+    count and a dotted line."""
+    import matplotlib.pyplot as plt
+
+    n = len(FINDINGS)
+    fig, axes = plt.subplots((n + 1) // 2, 2, figsize=(11, 2.6 * ((n + 1) // 2)), squeeze=False)
+    pt = paper_tokens()
+    for ax, f in zip(axes.flat, FINDINGS):
+        for i, c in enumerate(f.claims):
+            g = along[along.claim == c].sort_values("tokens")
+            tag = c.split(".")[1] if len(f.claims) > 1 else "ours"
+            ax.plot(g.tokens, g.ours, "o-", color=f"C{i}", ms=3, label=tag)
+            p = g.paper_value.iloc[-1]
+            if math.isfinite(p):
+                ax.axhline(p, color=f"C{i}", ls=":", lw=0.8)
+                ax.plot([pt], [p], "*", color=f"C{i}", ms=9)
+        ax.set_xscale("log")
+        ax.set_xlim(along.tokens.min() / 2, pt * 3)
+        ax.set_title(f.name, fontsize=9)
+        ax.set_ylabel(f.ylabel, fontsize=8)
+        ax.axvline(pt, color="grey", lw=0.6)
+        ax.legend(fontsize=7, frameon=False, ncol=2)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("training tokens (log); grey line and stars: the paper's micro models")
+    fig.tight_layout()
+    return fig

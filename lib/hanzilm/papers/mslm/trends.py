@@ -1,0 +1,141 @@
+"""The segmental LMs along training, beside the authors' own training logs.
+
+Our runs evaluate on the dev split every few hundred steps (`tables.learning_curves`); Downey et al. publish the
+same dev statistics of every run they trained (`targets/mslm_training_logs.csv`, from their repository), every
+128 steps of 8,192 characters. Against characters seen, the two are one axis: ours covers the first 1-3 % of
+theirs. Comparable are dev bits per character and dev boundary MCC (their `dev_loss` and `mcc`); their F1 is
+boundary F1, ours word F1, so our word F1 is compared with the paper's final Table 2 value instead.
+
+The reference each trend is read against: for bpc and MCC the authors' runs at our learning rate at the end of
+their training (median over their seeds, 67 M characters), for word F1 the paper's Table 2 median.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...results import TARGETS
+from ...trends import tokens_label, trend
+from .experiment import MSLMChapter
+
+AUTHORS_LOGS = TARGETS / "mslm_training_logs.csv"
+PAPER_CHARS = 8192 * 8192   # 8,192 steps of 8,192 characters
+METRICS = {"dev_bpc": "dev bits per character", "dev_mcc": "dev boundary MCC (%)", "dev_f1": "dev word F1 (%)"}
+
+
+def authors_curves() -> pd.DataFrame:
+    """The authors' logs, long: dataset, model, lr, seed, step, chars, metric (dev_bpc | dev_mcc, in %), value."""
+    logs = pd.read_csv(AUTHORS_LOGS)
+    logs["dev_mcc"] = logs["dev_mcc"] * 100
+    return logs.melt(id_vars=["dataset", "model", "lr", "seed", "step", "chars"], value_vars=["dev_bpc", "dev_mcc"],
+                     var_name="metric", value_name="value")
+
+
+def _median_curve(frame: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    return frame.groupby(x, as_index=False)[y].median().sort_values(x)
+
+
+def references(ch: MSLMChapter, curves: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, model, metric) of ours: the reference value (see the module docstring), where it comes
+    from, and the authors' value at the first logged point at or past our last characters."""
+    paper = pd.read_csv(TARGETS / "mslm_table2.csv")
+    paper = paper[paper.selection.str.startswith("unsupervised (")]
+    rows = []
+    for (dataset, model, metric), ours in curves.groupby(["dataset", "model", "metric"], sort=False):
+        lr = float(ours.lr.iloc[0])
+        mine = _median_curve(ours, "chars", "ours")
+        end = float(mine.chars.iloc[-1])
+        row = {"dataset": dataset, "model": model, "metric": metric, "lr": lr, "our_chars": end,
+               "ours_last": float(mine.ours.iloc[-1])}
+        theirs = authors[(authors.dataset == dataset) & (authors.model == model) & (authors.metric == metric)
+                         & np.isclose(authors.lr, lr)]
+        if metric == "dev_f1":
+            p = paper[(paper.dataset == dataset) & (paper.model == model)]
+            row.update(reference=float(p.f1_median.iloc[0]) if len(p) else math.nan,
+                       reference_source=f"paper Table 2, unsupervised median (its lr {p.lr.iloc[0]:g}), word F1"
+                       if len(p) else "")
+        elif len(theirs):
+            curve = _median_curve(theirs, "chars", "value")
+            seeds = theirs.seed.nunique()
+            row.update(reference=float(curve.value.iloc[-1]),
+                       reference_source=f"the authors' runs at lr {lr:g} ({seeds} seed{'s' * (seeds > 1)}), "
+                                        f"after {tokens_label(curve.chars.iloc[-1])} characters")
+            later = curve[curve.chars >= end]
+            if len(later):
+                row.update(authors_chars=float(later.chars.iloc[0]), authors_then=float(later.value.iloc[0]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def directions(curves: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, model, metric): our trend towards the reference over the last evaluations (seed median),
+    and one sentence that also says where the authors' own run stood at the same point."""
+    out = []
+    for r in refs.itertuples():
+        mine = _median_curve(curves[(curves.dataset == r.dataset) & (curves.model == r.model)
+                                    & (curves.metric == r.metric)], "chars", "ours")
+        tr = trend(mine.chars, mine.ours, r.reference)
+        name = f"{r.dataset} {r.model}, {METRICS[r.metric]}"
+        text = f"{name}: {tr.last:.3g} after {tokens_label(r.our_chars)} characters" + (
+            f" (reference {r.reference:.3g}: {r.reference_source})" if math.isfinite(r.reference) else
+            " (no authors' run at this learning rate)")
+        if isinstance(getattr(r, "authors_then", None), float) and math.isfinite(r.authors_then):
+            text += (f"; the authors' run stood at {r.authors_then:.3g} after {tokens_label(r.authors_chars)} "
+                     "characters")
+        if math.isfinite(tr.per_decade):
+            rate = f"{tr.per_decade:+.3g} per tenfold characters"
+            text += {"closing": f"; closing ({rate}), at that rate reaching the reference near "
+                                f"{tokens_label(tr.reach_tokens)} characters",
+                     "opening": f"; moving away from the reference ({rate}; ours is "
+                                f"{'above' if tr.last > r.reference else 'below'} it)",
+                     "flat": f"; flat ({rate})", "rising": f"; still rising ({rate})",
+                     "falling": f"; still falling ({rate})"}[tr.direction]
+        out.append({"dataset": r.dataset, "model": r.model, "metric": r.metric, "direction": tr.direction,
+                    "per_decade": tr.per_decade, "last": tr.last, "reference": r.reference,
+                    "sentence": text + "."})
+    return pd.DataFrame(out)
+
+
+def results_table(directions_: pd.DataFrame) -> pd.DataFrame:
+    """`directions` in the long form of the results: dataset, model, curve, metric (last | reference |
+    per_decade), ours."""
+    long = directions_.rename(columns={"metric": "curve"}).melt(
+        id_vars=["dataset", "model", "curve", "direction"], value_vars=["last", "reference", "per_decade"],
+        var_name="metric", value_name="ours")
+    return long.sort_values(["dataset", "model", "curve"], kind="stable").reset_index(drop=True)
+
+
+def figure(curves: pd.DataFrame, authors: pd.DataFrame, refs: pd.DataFrame):
+    """Rows: datasets; columns: METRICS. Our runs (every seed, solid) and the authors' runs at the same learning
+    rate (every seed, dashed, thin) against characters seen (log); stars: the references at 67 M characters."""
+    import matplotlib.pyplot as plt
+
+    datasets = list(dict.fromkeys(curves.dataset))
+    fig, axes = plt.subplots(len(datasets), len(METRICS), figsize=(12, 3.3 * len(datasets)), squeeze=False)
+    for i, dataset in enumerate(datasets):
+        for j, metric in enumerate(METRICS):
+            ax = axes[i, j]
+            for k, model in enumerate(["RSLM", "MSLM", "DMSLM"]):
+                ours = curves[(curves.dataset == dataset) & (curves.model == model) & (curves.metric == metric)]
+                if ours.empty:
+                    continue
+                lr = float(ours.lr.iloc[0])
+                for n, (_, g) in enumerate(ours.groupby("seed")):
+                    ax.plot(g.chars, g.ours, color=f"C{k}", lw=1.4, label=model if n == 0 else None)
+                theirs = authors[(authors.dataset == dataset) & (authors.model == model)
+                                 & (authors.metric == metric) & np.isclose(authors.lr, lr) & (authors.chars > 0)]
+                for _, g in theirs.groupby("seed"):
+                    ax.plot(g.chars, g.value, color=f"C{k}", lw=0.7, ls="--", alpha=0.6)
+                ref = refs[(refs.dataset == dataset) & (refs.model == model) & (refs.metric == metric)]
+                if len(ref) and math.isfinite(ref.reference.iloc[0]):
+                    ax.plot([PAPER_CHARS], [ref.reference.iloc[0]], "*", color=f"C{k}", ms=9)
+            ax.set_xscale("log")
+            ax.set_title(f"{dataset}: {METRICS[metric]}", fontsize=9)
+            if i == len(datasets) - 1:
+                ax.set_xlabel("training characters (log)")
+    axes[0, 0].legend(frameon=False, fontsize=8, title="solid: ours; dashed: the authors'", title_fontsize=7)
+    fig.tight_layout()
+    return fig
