@@ -166,7 +166,7 @@ def check_mslm(prof, args, device: torch.device, peak: float | None) -> list[Res
             if peak and exp.corpus in mp.OPS_PER_STEP:
                 res.planned = f"{mp.chars_per_second(exp.corpus, exp.batch_chars, res.flops_per_token, peak):,.0f}/s"
             # word2vec initialisation is left out: it sets the embeddings' values, not the step's cost
-            batches = CharBatches(rows, exp.batch_chars, seed=exp.train.seed)
+            batches = CharBatches(rows, exp.batch_chars, seed=exp.train.seed, within_pools=exp.pack_within_pools)
             res.micro, (res.tokens_per_s, res.peak_gb, model) = fitting(lambda accum: timed_training(
                 lambda: SegmentalLM(exp.model, len(data.vocab)), exp.train, batches, args, device,
                 bf16=not args.no_bf16, compile_ok=False, accum=accum), exp.batch_chars, device)

@@ -3,7 +3,10 @@
     .venv/bin/python benchmarks/segmental_lm.py [--steps 6] [--threads 2] [--dim 256]
 
 Workloads (the anchor's: PKU, k = 5, dim 256, 2,048-character batches; and PTB, k = 10):
-  * training: SLM loss + backward + Adam step on real SNLM batches (CharBatches), per encoder;
+  * training: SLM loss + backward + Adam step on real SNLM batches (CharBatches), per encoder, on `--steps`
+    batches spread evenly over the first epoch (the first few batches are a lottery: one seam batch of
+    161 sentences padded to 551 characters costs as much as 40 ordinary ones); batches packed as the stored
+    runs were (across length-sorted pools) and within pools (`SLMExperiment.pack_within_pools`), side by side;
   * lattice: `log_marginal` forward + backward alone on the same batch shapes, for k = 5 and 10.
 Baseline in the same process: fp32 2048x2048 torch.mm GFLOP/s (anchors.md: ~172 GFLOP/s on an idle machine,
 where the authors' code trains at ~1.17 k characters/s). Each throughput is also printed scaled to that
@@ -36,17 +39,19 @@ def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
 
 
 def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_chars: int = 2048,
-                bf16_output: bool = False) -> float:
+                bf16_output: bool = False, within_pools: bool = False) -> float:
     data = load_data(corpus)
-    batches = CharBatches(data.encode(data.train), batch_chars, seed=0)
+    batches = CharBatches(data.encode(data.train), batch_chars, seed=0, within_pools=within_pools)
+    per_epoch = len(batches._epoch(0))
+    sample = [i * per_epoch // (steps + 2) for i in range(steps + 2)]   # spread over the epoch
     torch.manual_seed(0)
     ff = {} if dim == 256 else {"feedforward_dim": 2 * dim - 2}      # 509 at 256 (the authors'), as profiles do
     cfg = SLMConfig(encoder=encoder, dim=dim, max_seg_len=MAX_SEG_LEN[corpus], bf16_output=bf16_output, **ff)
     model = SegmentalLM(cfg, len(data.vocab))
     opt = torch.optim.Adam(model.parameters(), 1e-3)
     chars, secs = 0, 0.0
-    for step in range(steps + 2):
-        b = batches(step)
+    for step, index in enumerate(sample):
+        b = batches(index)
         t0 = time.perf_counter()
         model.loss(b).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -75,7 +80,7 @@ def lattice_us_per_char(corpus: str, K: int, steps: int, batch_chars: int = 2048
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dim", type=int, default=256, help="256: the paper's; 128: the cpu profile's")
     ap.add_argument("--bf16-output", action="store_true", help="the output layer in bfloat16 (cpu profile)")
@@ -88,8 +93,10 @@ def main() -> None:
     keep_freed_memory()
     rows = []
     for corpus, encoder in [("pku", "mslm"), ("pku", "rslm"), ("pku", "dmslm"), ("ptb", "mslm"), ("ptb", "rslm")]:
-        cps = train_speed(corpus, encoder, args.steps, args.dim, bf16_output=args.bf16_output)
-        rows.append((corpus, encoder, cps))
+        across = train_speed(corpus, encoder, args.steps, args.dim, bf16_output=args.bf16_output)
+        within = train_speed(corpus, encoder, args.steps, args.dim, bf16_output=args.bf16_output,
+                             within_pools=True)
+        rows.append((corpus, encoder, across, within))
     print(f"pku mslm with glibc's default malloc thresholds: {default_cps:.0f} chars/s; with keep_freed_memory: "
           f"{rows[0][2]:.0f} chars/s = {rows[0][2] / default_cps:.2f}x")
     g1 = matmul_gflops()
@@ -98,12 +105,15 @@ def main() -> None:
     bf16 = " (bf16 output layer)" if args.bf16_output else ""
     print(f"\ntraining, dim {args.dim}{bf16}, 2,048-character batches (authors' code on the anchor machine, dim 256: "
           f"{ANCHOR_AUTHORS_CHARS_S:.0f} chars/s at PKU k=5):")
-    for corpus, encoder, cps in rows:
-        scaled = cps * ANCHOR_GFLOPS / g
-        print(f"  {corpus} k={MAX_SEG_LEN[corpus]:<2} {encoder:5s} {cps:8.0f} chars/s   @anchor {scaled:8.0f} chars/s"
-              f"   = {scaled / ANCHOR_AUTHORS_CHARS_S:.2f}x the authors' code")
+    print(f"  {'':14s} {'across pools (stored runs)':>44s}   {'within pools':>40s}")
+    for corpus, encoder, across, within in rows:
+        line = f"  {corpus} k={MAX_SEG_LEN[corpus]:<2} {encoder:5s}"
+        for cps in (across, within):
+            scaled = cps * ANCHOR_GFLOPS / g
+            line += f" {cps:7.0f} chars/s @anchor {scaled:6.0f} = {scaled / ANCHOR_AUTHORS_CHARS_S:.2f}x authors'"
+        print(line + f"   within/across {within / across:.2f}x")
     print("\nlattice forward+backward alone (log_marginal), same batch shapes:")
-    step_us = {c: 1e6 / cps for c, e, cps in rows if e == "mslm"}
+    step_us = {c: 1e6 / cps for c, e, cps, _ in rows if e == "mslm"}
     for corpus, K in [("pku", 5), ("pku", 10), ("ptb", 5), ("ptb", 10)]:
         us = lattice_us_per_char(corpus, K, args.steps)
         print(f"  {corpus} k={K:<2} {us:7.1f} us/char = {us / step_us[corpus]:.1%} of an MSLM training step "

@@ -96,3 +96,10 @@ def test_curve_references_and_sentences():
     assert d.direction == "closing" and "the authors' run stood at" in d.sentence
     long = mslm_trends.results_table(mslm_trends.directions(curves, refs))
     assert set(long.metric) == {"last", "reference", "per_decade"}
+
+
+def test_points_along_training_stay_off_the_glance_page():
+    # intermediate snapshots are not results compared with the paper: no paper/diff columns, no glance rows
+    along = pd.read_csv(results.RESULTS / "cpu" / "backpack" / "trends.csv")
+    assert "paper" not in along and "paper_value" in along
+    assert not results.glance("cpu").table.isin(["backpack/trends", "mslm/curve_trends"]).any()

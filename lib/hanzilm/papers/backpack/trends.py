@@ -146,13 +146,12 @@ def along_training(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> 
 
 
 def long_form(along: pd.DataFrame) -> pd.DataFrame:
-    """`along` as a results table (finding, claim, step, tokens, metric, ours) with the paper's value."""
+    """`along` as a results table: finding, claim, step, tokens, metric, ours, and the paper's value of the
+    finding as a plain column (`paper_value`): these are points along training, not results compared with the
+    paper's (so they stay off the results-at-a-glance page)."""
     name_of = {c: f.name for f in FINDINGS for c in f.claims}
     t = along.assign(finding=along.claim.map(name_of), metric="quantity")
-    table = t[["finding", "claim", "step", "tokens", "metric", "ours"]]
-    paper = (t.drop_duplicates("claim")[["claim", "metric", "paper_value"]].rename(columns={"paper_value": "paper"})
-             .assign(paper_source="the claims registry's paper value (targets/claims.csv)"))
-    return with_paper(table, paper, "backpack/trends")
+    return t[["finding", "claim", "step", "tokens", "paper_value", "metric", "ours"]].reset_index(drop=True)
 
 
 def directions(along: pd.DataFrame) -> pd.DataFrame:

@@ -38,6 +38,7 @@ from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
 from ...eval.sighan import DEFAULT_MODE, EXACT
 from ...io import atomic_write_text
+from ...keys import KEY_IF_SET
 from ...profiles import Profile, get_profile
 from ...progress import progress
 from ...results import TARGETS
@@ -77,6 +78,8 @@ class SLMExperiment:
     w2v_epochs: int = 32                  # word2vec on the training text initialises the character embeddings
     w2v_window: int = 5
     train: TrainConfig = field(default_factory=_paper_train)
+    # batches packed within each length-sorted pool (data.CharBatches); in the key only when set
+    pack_within_pools: bool = field(default=False, metadata=KEY_IF_SET)
 
 
 # ---- the chapter ---------------------------------------------------------------------------------------------
@@ -276,7 +279,7 @@ def train_slm(store: Store, exp: SLMExperiment) -> SLMRun:
     data = load_data(exp.corpus, exp.train_sentences)
     rows = data.encode(data.train)
     kw = dict(build=lambda: build_model(store, exp, data), batches=CharBatches(rows, exp.batch_chars,
-              seed=exp.train.seed), evaluate=dev_evaluator(exp, data), data=data.checksums,
+              seed=exp.train.seed, within_pools=exp.pack_within_pools), evaluate=dev_evaluator(exp, data), data=data.checksums,
               keep_best=[("dev_mcc", "max")])
     models = {name: required(store).train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
     where = run_dir(store, exp)
