@@ -42,7 +42,10 @@ class NumpyTagger:
                 qw = w["q_char.weight"].reshape(h, r, -1)
                 cross = np.einsum("krj,pkr->jpk", pw, qt) + np.einsum("krj,pkr->jpk", qw, pt)
                 self.tag_part = self.tag_part + (pt * qt).sum(-1)
-                columns += [w["p_char.weight"].T, w["q_char.weight"].T, cross.reshape(cross.shape[0], 5 * h)]
+                # P and Q factor-major, (r, h): the sum over the r factors then runs along contiguous rows of h
+                # (2.7x faster than over the last axis of (h, r))
+                columns += [pw.transpose(2, 1, 0).reshape(-1, r * h), qw.transpose(2, 1, 0).reshape(-1, r * h),
+                            cross.reshape(cross.shape[0], 5 * h)]
         self.char_maps = np.ascontiguousarray(np.concatenate(columns, axis=1))
         self.tag_part = self.tag_part + w["w1.bias"]                      # b1 folded in
         self.w2, self.b2 = np.ascontiguousarray(w["w2.weight"].T), w["w2.bias"]
@@ -90,9 +93,9 @@ class NumpyTagger:
         y = a @ self.char_maps
         base = y[:, :h]                                                     # W1 a, then + the tensor term
         if s.tensor:
-            pc = y[:, h:h + h * r].reshape(-1, h, r)
-            qc = y[:, h + h * r:h + 2 * h * r].reshape(-1, h, r)
-            base += np.einsum("nkr,nkr->nk", pc, qc)
+            pc = y[:, h:h + h * r].reshape(-1, r, h)
+            qc = y[:, h + h * r:h + 2 * h * r].reshape(-1, r, h)
+            base += np.einsum("nrk,nrk->nk", pc, qc)
             pre = y[:, h + 2 * h * r:].reshape(-1, 5, h)                    # the char-tag cross terms, in place
             pre += base[:, None, :]
             pre += self.tag_part

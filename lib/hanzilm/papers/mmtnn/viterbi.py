@@ -32,17 +32,18 @@ def viterbi(scores: np.ndarray, lengths: np.ndarray, *, constrain: bool = True,
         penalty = np.where(allowed, 0.0, NEG).astype(np.float32)  # (B, L, 4)
         cur = cur + penalty[:, :, None, :]
         first = first + penalty[:, 0]
+    # positions past a sentence's end carry each state over unchanged (0 to itself, NEG to the others), so the
+    # loop needs no per-step mask: a finite delta_t + 0 beats delta_p + NEG, and the backpointer is t itself
+    past = np.arange(length)[None, :] >= lengths[:, None]
+    if past.any():
+        cur[past] = np.where(np.eye(4, dtype=bool), 0.0, NEG).astype(np.float32)
     delta = first
     back = np.empty((length, nb, 4), dtype=np.int8)
     back[0] = np.arange(4)
-    identity = np.broadcast_to(np.arange(4, dtype=np.int8), (nb, 4))
     for i in range(1, length):
         cand = delta[:, :, None] + cur[:, i]                       # (B, prev, cur)
-        arg = cand.argmax(axis=1)
-        best = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0]
-        active = (i < lengths)[:, None]
-        delta = np.where(active, best, delta)
-        back[i] = np.where(active, arg, identity)
+        back[i] = cand.argmax(axis=1)
+        delta = cand.max(axis=1)
     final = delta + (np.where(VALID_END, 0.0, NEG).astype(np.float32) if constrain else 0.0)
     last = final.argmax(axis=1)
     total = final[np.arange(nb), last]
