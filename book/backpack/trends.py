@@ -16,6 +16,10 @@
 # %% [markdown]
 # # The findings along training: closing, flat or opening?
 #
+# **The answer at this profile**, over the {glue:text}`n_quantities` quantities below: closing
+# {glue:text}`n_closing`, flat {glue:text}`n_flat`, opening {glue:text}`n_opening` (the sentences at the end say
+# which is which).
+#
 # The paper's micro models train on 92 billion tokens (500,000 steps of 180 × 1,024 characters); the `cpu` pair
 # on 6.1 million. Most Backpack findings fail at `cpu` ({doc}`index`), and the natural question is whether they
 # fail *because* of the 15,000-fold shorter training. This page cannot answer it by training longer; it can
@@ -43,8 +47,7 @@ seed = 0
 # %%
 from IPython.display import Markdown, display
 
-from hanzilm.data.corpus import lm_dataset_names
-from hanzilm.notebook import show, start
+from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.backpack import experiment, trends
 from hanzilm.results import write_results
 
@@ -52,10 +55,9 @@ prof, run = start(profile, seed)
 ch = experiment.configure(prof)
 corpus = experiment.load_corpus(ch)
 along = trends.along_training(ch, corpus, prof.name)
-table = write_results(trends.long_form(along), chapter="backpack", name="trends", run=run,
-                      datasets=[*lm_dataset_names(), "wplc", "wordsim", "cedict", "loanwords", "idioms", "professions"],
-                      notes="each finding's claims-registry quantity on the weight snapshots of the pair's run; "
-                            "t6.agreement: share of Table 6's amplified cells on the paper's side of 1")
+table = write_results(trends.long_form(along), chapter="backpack",
+                      name="trends", run=run, datasets=trends.DATASETS,
+                      notes=trends.NOTES)
 
 # %%
 fig = trends.figure(along)
@@ -65,7 +67,8 @@ fig = trends.figure(along)
 
 # %%
 directions = trends.directions(along)
+glue_values(trends.direction_counts(directions))
 display(Markdown("\n".join(f"- {s}" for s in directions.sentence)))
 
 # %%
-show(directions.drop(columns=["sentence"]).set_index("claim"))
+show(trends.direction_table(directions))

@@ -49,8 +49,9 @@ prof, run = start(profile, seed)
 ch = configure(prof)
 experiment.train_all(ch)
 curves = tables.learning_curves(ch)
-_ = write_results(curves, chapter="mslm", name="figure_curves", run=run, datasets=tables.DATASETS, by="dataset",
-                  notes="dev metrics per evaluation; chars: training characters seen")
+_ = write_results(curves, chapter="mslm", name="figure_curves", run=run,
+                  datasets=tables.DATASETS, by="dataset",
+                  notes="dev metrics per evaluation; chars: characters seen")
 authors = trends.authors_curves()
 refs = trends.references(ch, curves, authors)
 
@@ -68,10 +69,9 @@ fig = trends.figure(curves, authors, refs)
 
 # %%
 directions = trends.directions(curves, refs)
-_ = write_results(trends.results_table(directions), chapter="mslm", name="curve_trends", run=run,
-                  datasets=tables.DATASETS, by="dataset",
-                  notes="per curve: its last value, its reference, the change per tenfold training characters over "
-                        "the last three evaluations (seed median)")
+_ = write_results(trends.results_table(directions), chapter="mslm",
+                  name="curve_trends", run=run, datasets=tables.DATASETS,
+                  by="dataset", notes=trends.NOTES)
 display(Markdown("\n".join(f"- {s}" for s in directions.sentence)))
 
 # %%

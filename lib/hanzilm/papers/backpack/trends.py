@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 
 from ... import claims as registry
+from ...data.corpus import lm_dataset_names
 from ...data.lexicon import wordsim
 from ...results import with_paper
 from ...store import load_model
@@ -29,6 +30,9 @@ from .prompts import AMPLIFY_TARGETS, MULTIPLIERS, NOUN_PROMPTS
 
 AMPLIFIED_WORD = "沙滩"
 AGREEMENT = "t6.agreement"
+DATASETS = [*lm_dataset_names(), "wplc", "wordsim", "cedict", "loanwords", "idioms", "professions"]
+NOTES = ("each finding's claims-registry quantity on the weight snapshots of the pair's run; t6.agreement: share "
+         "of Table 6's amplified cells on the paper's side of 1")
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,21 @@ def directions(along: pd.DataFrame) -> pd.DataFrame:
     label = {c: (f.name if len(f.claims) == 1 else f"{f.name} [{c.split('.')[1]}]") for f in FINDINGS for c in f.claims}
     return trend_table(along, last.paper_value.to_dict(), key="claim", noise=last.noise.to_dict(),
                        paper_tokens=paper_tokens(), labels=label)
+
+
+def direction_counts(directions_: pd.DataFrame) -> dict[str, int]:
+    """How many quantities close, are flat, open (glued into the page's first lines)."""
+    n = directions_.direction.value_counts()
+    return {"n_quantities": len(directions_), **{f"n_{d}": int(n.get(d, 0)) for d in ("closing", "flat", "opening")}}
+
+
+def direction_table(directions_: pd.DataFrame) -> pd.DataFrame:
+    """`directions` for reading: one row per quantity, the rates and values rounded, reach as a token count."""
+    from ...trends import tokens_label
+
+    t = directions_.set_index("claim")
+    return pd.DataFrame({"direction": t.direction, "per tenfold": t.per_decade.round(4), "ours": t["last"].round(4),
+                         "paper": t.paper.round(4), "would close near": t.reach_tokens.map(tokens_label)})
 
 
 def figure(along: pd.DataFrame):

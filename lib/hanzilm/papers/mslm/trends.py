@@ -23,6 +23,8 @@ from .experiment import MSLMChapter
 
 AUTHORS_LOGS = TARGETS / "mslm_training_logs.csv"
 PAPER_CHARS = 8192 * 8192   # 8,192 steps of 8,192 characters
+NOTES = ("per curve: its last value, its reference, and the change per tenfold training characters over the "
+         "evaluations of the last fourfold of characters (seed median)")
 METRICS = {"dev_bpc": "dev bits per character", "dev_mcc": "dev boundary MCC (%)", "dev_f1": "dev word F1 (%)"}
 
 
