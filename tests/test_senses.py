@@ -294,3 +294,16 @@ def test_wider_professions_rank_person_words_by_count():
     got = bias.wider_professions(["管理", "教师", "律师", "医生", "士兵", "老师", "警察"], vocab, counts.get, 3,
                                  exclude=["士兵"])
     assert got == ["医生", "教师", "律师"]  # 管理, 警察: no person-forming last character; 老师 not in vocabulary
+
+
+def test_corpus_gender_counts_take_the_first_pronoun_after_the_word_on_its_line():
+    from hanzilm.papers.backpack.bias import corpus_gender_counts
+    from hanzilm.papers.backpack.composition import CorpusText
+
+    text = CorpusText(["士兵说他来了，她也来了", "士兵她", "士兵\n他", "那个士兵" + "。" * 40 + "他", "医生她他"])
+    c = corpus_gender_counts(text, ["士兵", "医生", "律师"]).set_index("word")
+    # 1: 他 before 她; 2: 她; 3: the pronoun is on the next line; 4: beyond the window
+    assert (c.loc["士兵", ["occurrences", "with_pronoun", "he", "she"]] == [4, 2, 1, 1]).all()
+    assert c.loc["医生", "she"] == 1 and c.loc["医生", "corpus_ratio"] == 3.0   # (1 + .5) / (0 + .5)
+    assert c.loc["律师", "occurrences"] == 0 and c.loc["律师", "corpus_ratio"] == 1.0
+    assert c.iloc[0].he == 4 and c.iloc[0].she == 3   # the pronouns' own counts in the text

@@ -173,6 +173,56 @@ def paper_table5() -> pd.DataFrame:
     return pv
 
 
+PRONOUN_WINDOW = 30  # characters after a word searched for its pronoun
+
+
+def corpus_gender_counts(text: CorpusText, words: Sequence[str], window: int = PRONOUN_WINDOW) -> pd.DataFrame:
+    """What the pretraining corpus says about each word's gender: over the word's occurrences (at most
+    CorpusText's 10,000), the first 他 or 她 within `window` characters after it on the same line, counted.
+    `corpus_ratio` = max(he, she) / min(he, she) with half a count added to each (a word never followed by a
+    pronoun gets 1): the bias a model that learned these co-occurrences exactly would show, to set beside its
+    bias ratio. A first row gives the two pronouns' own counts in the corpus."""
+    rows = [{"word": f"{HE} / {SHE} (all text)", "occurrences": text.count(HE) + text.count(SHE),
+             "he": text.count(HE), "she": text.count(SHE)}]
+    for word in dict.fromkeys(words):
+        he = she = 0
+        positions = text.occurrences(word)
+        for i in positions:
+            start = i + len(word)
+            line_end = text.text.find("\n", start)
+            after = text.text[start:min(start + window, line_end if line_end >= 0 else len(text.text))]
+            h, s = after.find(HE), after.find(SHE)
+            if h >= 0 and (s < 0 or h < s):
+                he += 1
+            elif s >= 0:
+                she += 1
+        rows.append({"word": word, "occurrences": len(positions), "he": he, "she": she})
+    out = pd.DataFrame(rows)
+    out["with_pronoun"] = out.he + out.she
+    out["corpus_ratio"] = np.maximum(out.he + 0.5, out.she + 0.5) / np.minimum(out.he + 0.5, out.she + 0.5)
+    return out[["word", "occurrences", "with_pronoun", "he", "she", "corpus_ratio"]]
+
+
+def corpus_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """`corpus_gender_counts` in the long form of the results."""
+    return counts.melt(id_vars=["word"], var_name="metric", value_name="ours")
+
+
+def corpus_verdict(counts: pd.DataFrame, wide: pd.DataFrame) -> str:
+    """Markdown: for the paper's four words, the corpus's pronoun counts beside our Backpack's bias ratio and
+    the paper's model's."""
+    paper = paper_table5().set_index(["word", "metric"]).paper
+    ours = wide[wide.edit == PAPER_CHARACTER].set_index("word").backpack
+    c = counts.set_index("word")
+    lines = []
+    for _, word in BIAS_WORDS:
+        r = c.loc[word]
+        lines.append(f"- {word}: {int(r.with_pronoun)} of its {int(r.occurrences):,} occurrences are followed within "
+                     f"{PRONOUN_WINDOW} characters by a pronoun ({int(r.he)} {HE}, {int(r.she)} {SHE}): corpus ratio {r.corpus_ratio:.3g}; our Backpack "
+                     f"{ours[word]:.3g}, the paper's {paper.get((word, 'backpack'), float('nan')):.3g}.")
+    return "\n".join(lines)
+
+
 def table5_verdict(wide: pd.DataFrame, sense: int) -> str:
     """Markdown: each paper word's ratios, and over the wider list how often removing the sense lowers it."""
     p = wide[wide.edit == PAPER_CHARACTER].set_index("word")
