@@ -52,7 +52,6 @@ from hanzilm.data.corpus import lm_dataset_names
 from hanzilm.notebook import show, start
 from hanzilm.papers.backpack import bias, experiment
 from hanzilm.papers.backpack.composition import CorpusText
-from hanzilm.papers.backpack.prompts import BIAS_PROMPTS
 from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
@@ -74,16 +73,19 @@ diagnostic
 
 # %%
 text = CorpusText.of_lm_corpus()
-wide = bias.bias_ratios(backpack, gpt, vocab, bias.edits(vocab, text, ch.senses), sense, text)
-table5 = write_results(bias.table5(wide, sense), chapter="backpack", name="table5_bias", run=run,
-                       datasets=[*lm_dataset_names(), "professions"], paper=bias.paper_table5(),
-                       notes=f"bias ratio E[max(p(他)/p(她), p(她)/p(他))] over the {len(BIAS_PROMPTS)} prompts of "
-                             f"Table 10; sense {sense} chosen by max mean |E^T(C(他)_l - C(她)_l)|; paper: its sense 15, "
-                             "micro")
-show(table5[table5.edit == bias.PAPER_CHARACTER].drop(columns=["characters"]))
+cases = bias.edits(vocab, text, ch.senses)
+wide = bias.bias_ratios(backpack, gpt, vocab, cases, sense, text)
+table5 = write_results(bias.table5(wide, sense), chapter="backpack",
+                       name="table5_bias", run=run,
+                       datasets=[*lm_dataset_names(), "professions"],
+                       paper=bias.paper_table5(),
+                       notes=bias.table5_notes(sense))
+paper_rows = table5[table5.edit == bias.PAPER_CHARACTER]
+dropped = ["characters", "edit", "sense", "corpus_count"]
+show(paper_rows.drop(columns=dropped))
 
 # %%
-wide.set_index(["word", "edit"])[bias.METRICS + ["corpus_count"]]
+wide.set_index(["word", "edit"])[bias.METRICS].round(2)
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.5))
@@ -92,7 +94,8 @@ x = np.arange(len(w))
 for i, m in enumerate(["gpt2", "gpt2_proj", "backpack", "remove_sense"]):
     ax.bar(x + i * 0.2, w[m], width=0.2, label=m)
 ax.set_yscale("log")
-ax.set_xticks(x + 0.3, ["\n".join(wd) for wd in w.index])  # one character under the other, upright
+# one character under the other, upright
+ax.set_xticks(x + 0.3, ["\n".join(wd) for wd in w.index])
 ax.set_ylabel("bias ratio (log)")
 ax.legend(ncol=4, fontsize=8)
 plt.tight_layout()

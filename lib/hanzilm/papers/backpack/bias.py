@@ -164,6 +164,11 @@ def table5(wide: pd.DataFrame, sense: int) -> pd.DataFrame:
     return long[["word", "edit", "characters", "sense", "corpus_count", "metric", "ours"]]
 
 
+def table5_notes(sense: int) -> str:
+    return (f"bias ratio E[max(p(他)/p(她), p(她)/p(他))] over the {len(BIAS_PROMPTS)} prompts of Table 10; sense "
+            f"{sense} chosen by max mean |E^T(C(他)_l - C(她)_l)|; paper: its sense 15, micro")
+
+
 def paper_table5() -> pd.DataFrame:
     """The paper's Table 5 (its sense 15, its character per word), keyed like `table5`'s PAPER_CHARACTER rows."""
     pv = paper_values("backpack_table5_bias.csv", keys={"target_word": "word"},
