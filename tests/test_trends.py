@@ -88,7 +88,7 @@ def test_curve_references_and_sentences():
     curves = pd.DataFrame({"dataset": "PTB", "model": "RSLM", "seed": 0, "lr": 3e-3,
                            "step": [100, 1000, 4000], "chars": [5.12e4, 5.12e5, 2.048e6],
                            "metric": "dev_mcc", "ours": [40.0, 60.0, 70.0]})
-    refs = mslm_trends.references(None, curves, mslm_trends.authors_curves())
+    refs = mslm_trends.references(curves, mslm_trends.authors_curves())
     r = refs.iloc[0]
     assert r.reference > 80 and "authors' runs at lr 0.003" in r.reference_source
     assert r.authors_chars == 2 * 1048576  # the first logged point at or past our 2.05 M characters

@@ -53,7 +53,7 @@ _ = write_results(curves, chapter="mslm", name="figure_curves", run=run,
                   datasets=tables.DATASETS, by="dataset",
                   notes="dev metrics per evaluation; chars: characters seen")
 authors = trends.authors_curves()
-refs = trends.references(ch, curves, authors)
+refs = trends.references(curves, authors)
 
 # %%
 fig = trends.figure(curves, authors, refs)

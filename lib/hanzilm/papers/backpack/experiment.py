@@ -230,9 +230,11 @@ def test_perplexity(model: torch.nn.Module, cfg: LMConfig, corpus: EncodedCorpus
     return perplexity(model, corpus.splits["test"], cfg.block_size, cfg.eval_batch_size, cfg.test_tokens or None)
 
 
-def evaluate(ch: BackpackChapter, corpus: EncodedCorpus, models: dict[str, torch.nn.Module]) -> Evaluation:
-    """Test perplexity and the beam-search cloze of every model on the same cases."""
-    cases = cloze_cases(ch, corpus)
+def evaluate(ch: BackpackChapter, corpus: EncodedCorpus, models: dict[str, torch.nn.Module],
+             cases: list[ClozeCase] | None = None) -> Evaluation:
+    """Test perplexity and the beam-search cloze of every model on the same cases (built from the test split
+    unless given: callers evaluating many weights build them once)."""
+    cases = cloze_cases(ch, corpus) if cases is None else cases
     ppl = {name: test_perplexity(m, ch.lm, corpus) for name, m in models.items()}
     cloze = {name: evaluate_cloze(m, cases, corpus.vocab, beam=ch.cloze.beam, block_size=ch.lm.block_size)
              for name, m in models.items()}

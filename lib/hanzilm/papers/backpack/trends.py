@@ -23,7 +23,6 @@ from ...store import load_model
 from ...trends import trend_table
 from . import amplify, bias, composition, experiment, similarity, tables
 from .composition import CorpusText
-from .cloze import evaluate_cloze
 from .data import EncodedCorpus
 from .experiment import MODELS, BackpackChapter, LMConfig
 from .prompts import AMPLIFY_TARGETS, MULTIPLIERS, NOUN_PROMPTS
@@ -85,11 +84,7 @@ def snapshot_tables(inputs: Inputs, backpack: torch.nn.Module, gpt: torch.nn.Mod
     each with the paper's values beside ours."""
     ch, vocab = inputs.ch, inputs.vocab
     models = {"gpt": gpt, "backpack": backpack}
-    ev = experiment.Evaluation(
-        cases=inputs.cases,
-        perplexity={n: experiment.test_perplexity(m, ch.lm, inputs.corpus) for n, m in models.items()},
-        cloze={n: evaluate_cloze(m, inputs.cases, vocab, beam=ch.cloze.beam, block_size=ch.lm.block_size)
-               for n, m in models.items()})
+    ev = experiment.evaluate(ch, inputs.corpus, models, cases=inputs.cases)
     per_sense, _ = composition.variation_study(backpack, vocab, inputs.word_sets, inputs.text, ch.senses,
                                                cache=inputs.contexts)
     scores = similarity.scores(inputs.wordsim, similarity.representations(backpack, gpt, vocab), vocab)

@@ -19,7 +19,6 @@ import pandas as pd
 
 from ...results import TARGETS
 from ...trends import tokens_label, trend
-from .experiment import MSLMChapter
 
 AUTHORS_LOGS = TARGETS / "mslm_training_logs.csv"
 PAPER_CHARS = 8192 * 8192   # 8,192 steps of 8,192 characters
@@ -40,7 +39,7 @@ def _median_curve(frame: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     return frame.groupby(x, as_index=False)[y].median().sort_values(x)
 
 
-def references(ch: MSLMChapter, curves: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
+def references(curves: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, model, metric) of ours: the reference value (see the module docstring), where it comes
     from, and the authors' value at the first logged point at or past our last characters."""
     paper = pd.read_csv(TARGETS / "mslm_table2.csv")
