@@ -220,7 +220,9 @@ def test_chapter_config_composes_the_profile():
     assert (ch.segmenter.train_sentences, ch.segmenter.epochs, ch.segmenter.crf_max_iterations) == (300, 1, 5)
     assert (ch.word2vec.max_chars, ch.word2vec.epochs, ch.word2vec.dim) == (100_000, 1, 25)
     cpu = configure("cpu")
-    assert cpu.test_lines is None and cpu.segmenter.min_steps == 2500 and cpu.segmenter.train_sentences is None
+    assert cpu.test_lines is None and cpu.segmenter.train_sentences is None
+    assert (cpu.segmenter.epochs, cpu.segmenter.patience, cpu.workers) == (30, 3, 2)
+    assert set(cpu.lr_grid) == {"nn", "nn_tag", "mmtnn"} and cpu.word2vec.max_chars is None
     # the paper profile is the paper: no overrides
     paper = configure("paper")
     assert (paper.segmenter, paper.word2vec, paper.test_lines) == (SegmentationConfig(), Word2VecConfig(), None)
@@ -228,6 +230,10 @@ def test_chapter_config_composes_the_profile():
     # one model: the shared settings with its variant set last
     cfg = ch.model(dataset="msr", model="nn", pretrained=True)
     assert cfg == dataclasses.replace(ch.segmenter, dataset="msr", model="nn", pretrained=True, bigram=False)
+    # a chosen learning rate serves its family on both datasets and with bigrams, not the other families
+    chosen = dataclasses.replace(ch, lrs={"mmtnn+pre": 0.1})
+    assert chosen.model(dataset="msr", model="mmtnn", pretrained=True, bigram=True).lr == 0.1
+    assert chosen.model(dataset="pku", model="mmtnn").lr == ch.segmenter.lr
     with pytest.raises(HanzilmError, match="model one of"):
         ch.model(dataset="pku", model="lstm")
 
@@ -244,7 +250,8 @@ def test_pretrained_models_are_keyed_by_the_word2vec_config(real_mirror, tmp_pat
     plain, pre = ch.model(dataset="pku", model="mmtnn"), ch.model(dataset="pku", model="mmtnn", pretrained=True)
     assert ex.run_dir(ch, plain) == ex.run_dir(other, plain)
     assert ex.run_dir(ch, pre) != ex.run_dir(other, pre)
-    assert ex._data_key(ch, pre)["word2vec"] == json.dumps(dataclasses.asdict(ch.word2vec), sort_keys=True)
+    assert json.loads(ex._data_key(ch, pre)["word2vec"]) == {k: v for k, v in dataclasses.asdict(ch.word2vec).items()
+                                                              if k != "until_stable"}  # keyed only when set
     assert ex.segmenter_path(ch, pre) == tmp_path / ex.run_dir(ch, pre).name / "segmenter"
 
 
@@ -260,7 +267,7 @@ def test_crf_is_made_once_in_the_store(tmp_path, monkeypatch):
     ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path))
     cfg = ch.model(dataset="pku", model="crf")
     first = ex.get_segmenter(ch, cfg)
-    run = ch.store.run_dir(cfg, data={"toy": "0"}, code_version=ex.CODE_VERSION)
+    run = ch.store.run_dir(cfg, data={"toy": "0"}, code_version=ex.code_version(cfg))
     assert (run / "crf.crfsuite").is_file()
     assert load_summary(run)["best_metrics"]["dev_f1"] == pytest.approx(
         ex.dev_metrics(first, words)["dev_f1"])
@@ -291,3 +298,27 @@ def test_gains_by_seed_and_their_range():
     sentence = tables.spread_sentence(gains)
     assert "tag embedding (Table 3): +0.60, +0.10 F1 (range 0.50; positive at every seed)" in sentence
     assert "pre-training, MMTNN (Table 5): +0.00, +0.40 F1 (range 0.40; not one sign at every seed)" in sentence
+
+
+def test_each_family_trains_at_the_rate_its_dev_f1_chooses(monkeypatch, tmp_path):
+    """The learning-rate grid: every rate of a family trains (early stopping on), the best dev F1 chooses, the
+    chosen run is the grid's own (loaded, not retrained) and the test set takes no part."""
+    import dataclasses
+
+    from hanzilm.papers.mmtnn import experiment as ex
+    from hanzilm.store import Store
+
+    words = [["我们", "在", "北京", "工作", "。"], ["今天", "北京", "天气", "很", "好", "。"]]
+    monkeypatch.setattr(ex, "split_sentences", lambda cfg: (words * 5, words))
+    monkeypatch.setattr(ex, "_data_key", lambda ch, cfg: {"toy": "0"})
+    monkeypatch.setattr(ex, "GRID_FAMILIES", (("nn", False),))  # the pre-trained family needs the LM corpus
+    ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path), lr_grid={"nn": (0.01, 0.3)},
+                             segmenter=dataclasses.replace(ex.configure("smoke").segmenter, epochs=4, patience=1))
+    grid = ex.lr_grid(ch)
+    assert list(grid.family) == ["nn", "nn"] and list(grid.lr) == [0.01, 0.3]
+    assert grid.chosen.sum() == 1 and (grid.epochs <= 4).all()
+    best = grid.loc[grid.best_dev_f1.idxmax()]
+    assert bool(best.chosen) or grid.best_dev_f1.nunique() == 1
+    chosen = ex.select_learning_rates(ch)
+    assert chosen.lrs == {"nn": float(grid.lr[grid.chosen].iloc[0])}
+    assert ex.is_complete(ex.run_dir(chosen, chosen.model(dataset="pku", model="nn")))

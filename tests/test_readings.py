@@ -1,6 +1,6 @@
 """The numbers the chapters' readings glue into their prose (`*_numbers`, `paper_at_our_lr`, ...)."""
 
-import math
+import dataclasses
 
 import pandas as pd
 import pytest
@@ -9,6 +9,7 @@ import torch
 from hanzilm.papers.backpack import tables as backpack_tables
 from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
 from hanzilm.papers.backpack.gpt import GPTConfig
+from hanzilm.papers.mmtnn import experiment as mmtnn_ex
 from hanzilm.papers.mmtnn import tables as mmtnn_tables
 from hanzilm.papers.mslm import experiment as mslm_experiment
 from hanzilm.papers.mslm import tables as mslm_tables
@@ -111,13 +112,14 @@ def test_table3_numbers():
                         paper={labels["nn"]: 92.3, labels["nn_tag"]: 92.9, labels["mmtnn"]: 93.5})
     curves = pd.DataFrame([{"model": labels[m], "epoch": e, "dev_f1": 80 + e * (m != "mmtnn") + 5 * (m == "mmtnn")}
                            for m in ("nn", "nn_tag", "mmtnn") for e in (1, 2, 3, 4)])
-    n = mmtnn_tables.table3_numbers(table, curves)
-    assert n["ordering"] == "holds" and n["epochs"] == 4
+    ch = dataclasses.replace(mmtnn_ex.configure("smoke"), lrs={"nn": 0.2})
+    n = mmtnn_tables.table3_numbers(table, curves[(curves.model != labels["nn"]) | (curves.epoch < 4)], ch)
+    assert n["ordering"] == "holds" and (n["nn_epochs"], n["mmtnn_epochs"]) == (3, 4)
+    assert n["nn_best_epoch"] == 3 and n["nn_lr"] == 0.2 and n["mmtnn_lr"] == ch.segmenter.lr
     assert n["tag_step_f1"] == pytest.approx(0.6) and n["paper_tensor_step_f1"] == pytest.approx(0.6)
     assert n["tensor_step_oov_recall"] == pytest.approx(2.9) and n["nn_gap"] == pytest.approx(2.3)
-    assert n["nn_dev_last_gain"] == pytest.approx(1.0) and n["mmtnn_dev_last3_min"] == n["mmtnn_dev_last3_max"] == 85
-    one_epoch = mmtnn_tables.table3_numbers(table, curves[curves.epoch == 1])
-    assert math.isnan(one_epoch["nn_dev_last_gain"])  # smoke: a single epoch
+    assert n["tag_step_verdict"].startswith("within 0.5 of the paper's")
+    assert n["tensor_step_verdict"] == "2.3 points above the paper's"
 
 
 def test_table5_numbers():

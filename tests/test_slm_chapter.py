@@ -44,11 +44,16 @@ def test_a_run_is_its_corpus_template_with_encoder_seed_and_rate():
     assert ptb.model.encoder_dropout == 0.15 and ptb.train.warmup_steps == 0 and ptb.train.lr == 3e-3
 
 
-def test_run_keys_are_the_trained_ones(real_mirror):
-    """The cpu store's runs keep their directories (trained before the chapter config existed)."""
+def test_run_keys_follow_the_code_that_trains_them(real_mirror, monkeypatch):
+    """A run's key holds the SLM code's version (a hash of its source): other code, another run."""
+    from hanzilm.papers.mslm import experiment
+
     cpu = configure("cpu")
-    assert run_dir(cpu.store, slm_experiment(cpu, "pku", "rslm", seed=2)).name == "SLMExperiment-f253e68f7ea4"
-    assert run_dir(cpu.store, slm_experiment(cpu, "ptb", "mslm")).name == "SLMExperiment-0755f90b9b5e"
+    exp = slm_experiment(cpu, "ptb", "mslm")
+    assert experiment.code_version().startswith("mslm/")
+    before = run_dir(cpu.store, exp)
+    monkeypatch.setattr(experiment, "code_version", lambda: "mslm/other")
+    assert run_dir(cpu.store, exp) != before
 
 
 def test_paper_grid_runs_each_selection_at_the_authors_rate():

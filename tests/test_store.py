@@ -248,3 +248,29 @@ def test_snapshot_steps_double_towards_the_last_step():
     with pytest.raises(HanzilmError, match="snapshots must be steps"):
         train_mod.train(_tiny.TinyMLP(), _tiny.TinyExperiment().train, _tiny.batches(), None, "/tmp/x",
                         snapshots=(0,))
+
+
+def _source_module(tmp_path, name, text):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_code_version_changes_with_the_code_not_with_its_comments(tmp_path):
+    """A store key's code version hashes the source that trains: editing a docstring or a comment keeps every
+    stored model, editing what runs makes the store train again (another key)."""
+    from hanzilm.keys import source_version
+
+    base = 'def step(x):\n    """Double."""\n    return 2 * x\n'
+    versions = [source_version("m", _source_module(tmp_path, f"m{i}", text)) for i, text in enumerate([
+        base, base.replace("Double.", "Twice x."), base.replace("return", "# why\n    return"),
+        base.replace("2 * x", "3 * x")])]
+    assert versions[0] == versions[1] == versions[2] != versions[3]
+    assert versions[0].startswith("m/") and len(versions[0]) == 14
+    cfg = _tiny.TinyExperiment()
+    assert config_key(cfg, DATA, versions[0]) != config_key(cfg, DATA, versions[3])

@@ -226,6 +226,28 @@ def test_best_checkpoint_follows_metric(tmp_path, mode, best_index):
     assert [r["step"] for r in evals] == [5, 10, 15, 20, 25, 30] and [r["score"] for r in evals] == values
 
 
+def test_patience_stops_training_after_evaluations_without_a_better_metric(tmp_path):
+    """Early stopping: two evaluations in a row without a better score end the run there, best kept; the
+    stopped run loads as finished (a second call trains no further) and the same run stopped by a crash
+    after its last checkpoint resumes to the same end."""
+    values = iter([5.0, 3.0, 4.0, 3.5, 1.0, 0.5])
+    c = _tiny.cfg(steps=30, eval_every=5, checkpoint_every=5, metric="score", patience=2)
+    res = train(_tiny.build(), c, _tiny.batches(), lambda m: {"score": next(values)}, tmp_path / "a")
+    assert res.steps == 20 and res.best_step == 10 and res.best_metrics["score"] == 3.0
+    assert [r["step"] for r in res.history if r.get("stopped_early")] == [20]
+    again = train(_tiny.build(), c, _tiny.batches(), lambda m: {"score": 0.0}, tmp_path / "a")
+    assert again.steps == 20 and again.best_step == 10
+    scores = [5.0, 3.0, 4.0, 3.5]
+    counter = iter(scores)
+    with pytest.raises(Crash):
+        train(_tiny.build(), c, _crashing(_tiny.batches(), 17), lambda m: {"score": next(counter)}, tmp_path / "b")
+    resumed = train(_tiny.build(), c, _tiny.batches(), lambda m: {"score": next(counter)}, tmp_path / "b")
+    assert resumed.steps == 20 and resumed.best_step == 10
+    assert _losses(resumed.history) == _losses(res.history)
+    with pytest.raises(HanzilmError, match="patience"):
+        TrainConfig(patience=-1)
+
+
 def test_without_evaluate_best_is_last(tmp_path):
     res = train(_tiny.build(), _tiny.cfg(steps=8), _tiny.batches(), None, tmp_path)
     assert res.best_step == 8

@@ -56,11 +56,11 @@ import matplotlib.pyplot as plt
 
 from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.mmtnn import tables
-from hanzilm.papers.mmtnn.experiment import DATASETS, configure
+from hanzilm.papers.mmtnn.experiment import DATASETS, chapter
 from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 print(f"PKU test lines scored: {'all' if ch.test_lines is None else ch.test_lines}")
 
 # %% [markdown]

@@ -30,10 +30,10 @@ seed = 0
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
 from hanzilm.papers.mmtnn import tables
-from hanzilm.papers.mmtnn.experiment import DATASETS, configure
+from hanzilm.papers.mmtnn.experiment import DATASETS, chapter
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 spread = write_results(tables.seed_spread(ch), chapter="mmtnn", name="seed_spread", run=run,
                        datasets=["sighan2005", DATASETS["pku"]["train"]],
                        notes=f"profile {prof.name}: PKU models of Tables 3 and 5 at seeds 0 and {ch.spread_seeds}")

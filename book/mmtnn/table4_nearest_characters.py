@@ -28,11 +28,11 @@ seed = 0
 # %%
 from hanzilm.notebook import show, start
 from hanzilm.papers.mmtnn import tables
-from hanzilm.papers.mmtnn.experiment import configure
+from hanzilm.papers.mmtnn.experiment import chapter
 from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 
 # %%
 table4 = write_results(tables.table4(ch), chapter="mmtnn", name="table4", run=run,

@@ -32,11 +32,11 @@ seed = 0
 # %%
 from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.mmtnn import tables
-from hanzilm.papers.mmtnn.experiment import configure
+from hanzilm.papers.mmtnn.experiment import chapter
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 w2v = ch.word2vec
 print(f"word2vec: dim {w2v.dim}, window {w2v.window}, skip-gram, {w2v.epochs} epoch(s), "
       f"corpus limit {'none' if w2v.max_chars is None else w2v.max_chars} characters")

@@ -31,11 +31,11 @@ seed = 0
 # %%
 from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.mmtnn import tables
-from hanzilm.papers.mmtnn.experiment import configure
+from hanzilm.papers.mmtnn.experiment import chapter
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 
 # %%
 # the row without bigrams is Table 5's model (loaded); the comparison rows are quoted (no data of ours)

@@ -7,6 +7,7 @@ stored before it existed (a run with the option set is another run, as it should
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from typing import Any
 
 KEY_IF_SET = {"key": "if-set"}
@@ -30,3 +31,24 @@ def key_fields(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: key_fields(v) for k, v in obj.items()}
     return obj
+
+
+def source_version(name: str, *objects: Any) -> str:
+    """`name/<12 hex>`: a hash of the source of `objects` (modules, classes, functions: the code that trains
+    an artefact), for a store key. Parsed and dumped without docstrings, so a comment or docstring edit keeps
+    every key and any change to what runs makes every artefact built by it another one."""
+    import ast
+    import hashlib
+    import inspect
+
+    h = hashlib.sha256()
+    for obj in objects:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+        h.update(ast.dump(tree, annotate_fields=False).encode())
+    return f"{name}/{h.hexdigest()[:12]}"

@@ -114,6 +114,8 @@ class TrainConfig:
     # in a run's key only when set (hanzilm.keys), so adding them left every stored run's key as it was
     precision: str = dataclasses.field(default="fp32", metadata=KEY_IF_SET)  # "fp32" | "bf16" (autocast)
     grad_accum: int = dataclasses.field(default=1, metadata=KEY_IF_SET)      # micro-batches per step and process
+    # early stopping: end training after this many evaluations in a row without a better `metric` (0: never)
+    patience: int = dataclasses.field(default=0, metadata=KEY_IF_SET)
 
     def __post_init__(self):
         problems = [
@@ -122,8 +124,9 @@ class TrainConfig:
             "metric_mode must be 'min' or 'max'" * (self.metric_mode not in ("min", "max")),
             "steps must be >= 1" * (self.steps < 1),
             "log_every must be >= 1" * (self.log_every < 1),
-            "warmup_steps, eval_every, checkpoint_every, max_nonfinite must be >= 0"
-            * (min(self.warmup_steps, self.eval_every, self.checkpoint_every, self.max_nonfinite) < 0),
+            "warmup_steps, eval_every, checkpoint_every, max_nonfinite, patience must be >= 0"
+            * (min(self.warmup_steps, self.eval_every, self.checkpoint_every, self.max_nonfinite,
+                   self.patience) < 0),
             "grad_clip must be None or > 0" * (self.grad_clip is not None and self.grad_clip <= 0),
             f"precision must be one of {PRECISIONS}" * (self.precision not in PRECISIONS),
             "grad_accum must be >= 1" * (self.grad_accum < 1),
@@ -491,7 +494,8 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
     # "threads" is missing from runs checkpointed before it was recorded: they go on at this process's count
     with _reproducible(d.device, state.get("threads"), run_dir.name), \
             progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
-        for step in range(state["step"], cfg.steps):
+        # a run that stopped early resumes as finished
+        for step in range(state["step"], state["step"] if state.get("stopped_early") else cfg.steps):
             t_step = time.perf_counter()
             if per_rank:
                 batch = train_batches(step, rank=d.rank, world_size=d.world)
@@ -538,8 +542,14 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
                 row.update(metrics)
                 if _better(metrics[cfg.metric], state["best"], cfg.metric_mode):
                     state["best"] = {"step": done, "value": metrics[cfg.metric], "metrics": metrics}
+                    state["stale"] = 0
                     if d.main:
                         _save_best(run_dir, model, state["best"], cfg)
+                else:
+                    state["stale"] = state.get("stale", 0) + 1
+                    if cfg.patience and state["stale"] >= cfg.patience and not last:
+                        state["stopped_early"] = last = True
+                        row["stopped_early"] = True
                 for m, mode in keep_best:
                     if _better(metrics[m], state["extra_best"].get(m), mode):
                         state["extra_best"][m] = {"step": done, "value": metrics[m], "metrics": metrics}
@@ -564,6 +574,8 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
                     _save_last(run_dir, model, opt, {**state, "rng": rngs})
                     write_history(run_dir, hist)
             bar.update(1)
+            if state.get("stopped_early"):
+                break
     if d.world > 1:
         dist.barrier()  # nobody reads best/last before rank 0 has written them
     best = state["best"] or {}

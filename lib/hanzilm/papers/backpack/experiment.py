@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...data.vocab import CharVocab
 from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
+from ...keys import source_version
 from ...store import Store, is_complete, load_history, load_model, load_summary, required
 from ...train import TrainConfig, best_name, snapshot_steps, train
 from .backpack import Backpack, BackpackConfig, backpack_param_count
@@ -32,9 +34,6 @@ from .gpt import GPT, GPTConfig, gpt_param_count
 from .perplexity import perplexity
 
 MODELS = ("gpt", "backpack")
-# part of each model's store key: a change to what training computes gets a new version, so a stored run of the
-# old code is not reused. backpack/2: the sense gather is an embedding lookup (bit-reproducible on CPU threads).
-CODE_VERSIONS = {"gpt": "lm/1", "backpack": "backpack/2"}
 PAPER_NAMES = {"gpt": "GPT2-micro", "backpack": "Backpack-micro"}
 
 # The paper's pretraining (Sec. 4.3; the authors' code for the optimiser details): 184,320-token batches
@@ -141,13 +140,25 @@ def batches(cfg: LMConfig, corpus: EncodedCorpus) -> BlockBatches:
     return BlockBatches(corpus.splits["train"], cfg.batch_size, cfg.block_size, seed=cfg.train.seed)
 
 
+@functools.cache
+def code_version(model: str) -> str:
+    """Part of `model`'s store key: a hash of the source that trains and selects it, so a stored run of other
+    code is not reused."""
+    from ... import train as trainer
+    from . import backpack, data, gpt
+    from . import perplexity as ppl
+
+    shared = (gpt, trainer, data.BlockBatches, ppl, build, model_config, gpt_config, dev_evaluator, batches)
+    return source_version("lm", *shared) if model == "gpt" else source_version("backpack", backpack, *shared)
+
+
 def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
     """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
     complete run."""
     cfg = ch.lm.pair()[model]
     return required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)),
                                             batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus),
-                                            data=store_data(corpus), code_version=CODE_VERSIONS[model],
+                                            data=store_data(corpus), code_version=code_version(model),
                                             snapshots=snapshot_steps(cfg.train.steps, ch.snapshots))
 
 
@@ -158,13 +169,13 @@ def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn
 
 def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
     return required(ch.store).run_dir(ch.lm.pair()[model], data=store_data(corpus),
-                                      code_version=CODE_VERSIONS[model])
+                                      code_version=code_version(model))
 
 
 def snapshots(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict[int, Path]:
     """{step: weights} of the snapshots `model`'s run kept (see `train_model`)."""
     return required(ch.store).snapshot_paths(ch.lm.pair()[model], data=store_data(corpus),
-                                             code_version=CODE_VERSIONS[model])
+                                             code_version=code_version(model))
 
 
 def summary(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict:

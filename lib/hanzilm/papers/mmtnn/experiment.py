@@ -1,7 +1,7 @@
 """The MMTNN chapter's experiments: one config per trained segmenter, trained once through the chapter's model
 store and shared by every notebook that asks for it (Table 5 reuses Table 3's models).
 
-    ch = configure("cpu")                                        # once, at the top of a notebook
+    ch = chapter("cpu")              # once, at the top of a notebook (learning rates chosen on the dev set)
     cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True)
     seg = get_segmenter(ch, cfg)                    # a Segmenter; saved under segmenter_path(ch, cfg)
     counts, output = test_scores(ch, seg, "pku")    # the bakeoff metrics on the official test set
@@ -14,6 +14,7 @@ loss with kappa per wrong tag, loss-augmented Viterbi, diagonal AdaGrad (lr 0.2)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ...data.readers import read_lines, read_segmented, read_word_list
@@ -28,8 +30,10 @@ from ...data.resolve import checksums, resolve
 from ...errors import HanzilmError
 from ...eval.sighan import EXACT, Counts, score
 from ...io import atomic_path
+from ...keys import KEY_IF_SET, key_fields, source_version
 from ...profiles import Profile, get_profile
-from ...store import Store, load_history, load_summary, required
+from ...parallel import run_all
+from ...store import Store, is_complete, load_history, load_summary, required
 from ...train import TrainConfig
 from .crf import CRFSegmenter, CRFSpec, train_crf
 from .encoding import Encoder
@@ -38,7 +42,6 @@ from .segmenter import Segmenter
 from .tagger import TaggerSpec, WindowTagger
 from .tags import words_to_tags
 
-CODE_VERSION = "mmtnn/1"
 # Training runs on one thread: its matrices (20 sentences x 125 inputs) gain little from a second one, and on a
 # shared 2-core machine a second OpenMP thread spins and halves throughput (measured: 292 steps in 17 s with one
 # thread, over 45 s with two, while another job ran). Decoding uses the profile's threads.
@@ -71,6 +74,7 @@ class SegmentationConfig:
     batch_size: int = 20
     epochs: int = 20
     min_steps: int = 0                   # small data sets: at least this many updates (in whole epochs)
+    patience: int = field(default=0, metadata=KEY_IF_SET)  # stop after this many epochs without a better dev F1
     dev_fraction: float = 0.1
     train_sentences: int | None = None   # use only the first n training sentences (before the 90/10 split)
     char_min_freq: int = 2               # rarer training characters are <unk>, so <unk> gets trained
@@ -96,17 +100,36 @@ class MMTNNChapter:
     test_lines: int | None = None        # score only the first n test lines (smoke)
     # further seeds of the PKU ablation and pre-training models: the run-to-run spread of the paper's gains
     spread_seeds: tuple[int, ...] = (1,)
+    # learning rates tried per model on the PKU dev set ({"nn": (0.05, 0.1)}); each family (model, with or
+    # without pre-training) then trains at its best one: `select_learning_rates` fills `lrs`
+    lr_grid: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    lrs: dict[str, float] = field(default_factory=dict)   # family -> chosen lr; others use segmenter.lr
+    workers: int = 1                     # segmenters trained at once (one thread each)
     store: Store | None = field(default=None, compare=False)
 
     def model(self, *, dataset: str, model: str, pretrained: bool = False, bigram: bool = False,
-              seed: int | None = None) -> SegmentationConfig:
-        """The config of one segmenter: the shared settings with its variant fields set last."""
+              seed: int | None = None, lr: float | None = None) -> SegmentationConfig:
+        """The config of one segmenter: the shared settings with its variant fields set last; the learning
+        rate is the one chosen for its family (on PKU, for both datasets and with bigrams too) unless given."""
+        lr = lr if lr is not None else self.lrs.get(family(model, pretrained), self.segmenter.lr)
         return dataclasses.replace(self.segmenter, dataset=dataset, model=model, pretrained=pretrained,
-                                   bigram=bigram, seed=self.segmenter.seed if seed is None else seed)
+                                   bigram=bigram, seed=self.segmenter.seed if seed is None else seed, lr=lr)
+
+
+def family(model: str, pretrained: bool) -> str:
+    """A learning rate is chosen per model and initialisation: "nn", "nn+pre", "mmtnn+pre"."""
+    return model + "+pre" * pretrained
 
 
 def configure(profile: str | Profile) -> MMTNNChapter:
+    """The chapter at `profile`, learning rates not yet chosen (nothing trains): for plans and configs."""
     return get_profile(profile).configure(MMTNNChapter())
+
+
+def chapter(profile: str | Profile) -> MMTNNChapter:
+    """The chapter at `profile` with its learning rates chosen on the PKU dev set (`select_learning_rates`:
+    the grid trains on first use): what every notebook of the chapter starts from."""
+    return select_learning_rates(configure(profile))
 
 
 
@@ -123,7 +146,7 @@ def split_sentences(cfg: SegmentationConfig) -> tuple[list[list[str]], list[list
 def _data_key(ch: MMTNNChapter, cfg: SegmentationConfig) -> dict[str, str]:
     data = checksums([DATASETS[cfg.dataset]["train"]])
     if cfg.pretrained:
-        data["word2vec"] = json.dumps(dataclasses.asdict(ch.word2vec), sort_keys=True)
+        data["word2vec"] = json.dumps(key_fields(ch.word2vec), sort_keys=True)
     return data
 
 
@@ -140,11 +163,11 @@ def train_config(cfg: SegmentationConfig, n_train: int) -> TrainConfig:
     epochs = max(cfg.epochs, math.ceil(cfg.min_steps / per_epoch))
     return TrainConfig(steps=epochs * per_epoch, lr=cfg.lr, optimizer="adagrad", weight_decay=cfg.l2,
                        eval_every=per_epoch, checkpoint_every=per_epoch, metric="dev_f1", metric_mode="max",
-                       log_every=max(1, min(50, per_epoch)), seed=cfg.seed)
+                       log_every=max(1, min(50, per_epoch)), seed=cfg.seed, patience=cfg.patience)
 
 
 def run_dir(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
-    return required(ch.store).run_dir(cfg, data=_data_key(ch, cfg), code_version=CODE_VERSION)
+    return required(ch.store).run_dir(cfg, data=_data_key(ch, cfg), code_version=code_version(cfg))
 
 
 # ---- neural models ----
@@ -225,7 +248,7 @@ def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
         model = required(ch.store).train_or_load(
             cfg, build=build, batches=_batches(cfg, encoder, train),
             evaluate=lambda m: dev_metrics(Segmenter(m, encoder), dev), data=_data_key(ch, cfg),
-            code_version=CODE_VERSION, train_config=train_config(cfg, len(train)), device="cpu")
+            code_version=code_version(cfg), train_config=train_config(cfg, len(train)), device="cpu")
     finally:
         torch.set_num_threads(threads)
     segmenter = Segmenter(model, encoder)
@@ -263,12 +286,91 @@ def train_crf_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> CRFSegment
             train_crf(train, CRFSpec(c2=cfg.crf_c2, max_iterations=cfg.crf_max_iterations), tmp)
         return {"best_metrics": dev_metrics(CRFSegmenter(directory / "crf.crfsuite"), dev)}
 
-    directory = required(ch.store).make_or_load(cfg, make, data=_data_key(ch, cfg), code_version=CODE_VERSION)
+    directory = required(ch.store).make_or_load(cfg, make, data=_data_key(ch, cfg), code_version=code_version(cfg))
     return CRFSegmenter(directory / "crf.crfsuite")
+
+
+@functools.cache
+def _code_versions() -> dict[str, str]:
+    from ... import train as trainer
+    from . import crf, encoding, numpy_tagger, pretrain, segmenter, spec, tagger, tags, viterbi
+
+    shared = (encoding, tags, segmenter, numpy_tagger, split_sentences, dev_metrics)
+    return {"neural": source_version("mmtnn", tagger, spec, viterbi, trainer, pretrain, build_model, _batches,
+                                     train_config, *shared),
+            "crf": source_version("mmtnn-crf", crf, *shared)}
+
+
+def code_version(cfg: SegmentationConfig) -> str:
+    """The store key's code version: a hash of the source that trains and selects `cfg`'s model, so a change to
+    it trains the model again instead of loading one the current code would not make."""
+    return _code_versions()["crf" if cfg.model == "crf" else "neural"]
 
 
 def get_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig):
     return train_crf_segmenter(ch, cfg) if cfg.model == "crf" else train_segmenter(ch, cfg)
+
+
+# ---- training many, and the learning rates chosen on the dev set ----
+
+# the families whose learning rate the PKU dev set chooses (the CRF has none; bigram models use their family's)
+GRID_FAMILIES = (("nn", False), ("nn", True), ("nn_tag", False), ("mmtnn", False), ("mmtnn", True))
+
+
+def _train_one(job: tuple[MMTNNChapter, SegmentationConfig | None]) -> None:
+    ch, cfg = job
+    if cfg is None:
+        char_vectors(ch.word2vec, required(ch.store))
+    else:
+        get_segmenter(ch, cfg)
+
+
+def train_all(ch: MMTNNChapter, cfgs: Sequence[SegmentationConfig]) -> None:
+    """Train every segmenter of `cfgs` the store lacks, `ch.workers` at a time (one thread each): the
+    pre-trained vectors first, beside the randomly initialised models (costliest first, so that the workers
+    finish together), then the pre-trained ones, which wait for the vectors where they are still being made."""
+    todo = [c for c in dict.fromkeys(cfgs) if not is_complete(run_dir(ch, c))]
+    cost = {"crf": 0, "nn": 1, "nn_tag": 2, "mmtnn": 8}
+    todo.sort(key=lambda c: (c.pretrained, -cost[c.model] * (1 + 2 * c.bigram) * (1 if c.dataset == "pku" else 0.3)
+                             / c.lr))
+    jobs: list[SegmentationConfig | None] = list(todo)
+    if any(c.pretrained for c in todo):
+        jobs.insert(0, None)
+    run_all(_train_one, [(ch, c) for c in jobs], workers=ch.workers, threads=TRAIN_THREADS, desc="segmenters")
+
+
+def grid_configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
+    """Every run of the learning-rate grid: each family on PKU (first seed, no bigrams) at each rate."""
+    return [ch.model(dataset="pku", model=m, pretrained=p, lr=lr)
+            for m, p in GRID_FAMILIES for lr in ch.lr_grid.get(m, ())]
+
+
+def select_learning_rates(ch: MMTNNChapter) -> MMTNNChapter:
+    """`ch` with each family's learning rate chosen by the best dev F1 over its grid (trained now where the
+    store lacks a run); `ch` itself when the profile sets no grid. The chosen runs are grid runs, not retrained."""
+    if not ch.lr_grid or ch.lrs:
+        return ch
+    grid = lr_grid(ch)
+    chosen = grid[grid.chosen]
+    return dataclasses.replace(ch, lrs=dict(zip(chosen.family, chosen.lr)))
+
+
+def lr_grid(ch: MMTNNChapter) -> pd.DataFrame:
+    """One row per grid run: family, lr, best dev F1 and its epoch, epochs trained, training seconds, and
+    whether it is the family's choice (the best dev F1; on a tie the smaller rate)."""
+    cfgs = grid_configs(ch)
+    train_all(ch, cfgs)
+    rows = []
+    for cfg in cfgs:
+        hist = dev_history(ch, cfg)
+        best = max(hist, key=lambda h: h["dev_f1"])
+        rows.append({"family": family(cfg.model, cfg.pretrained), "lr": cfg.lr, "best_dev_f1": best["dev_f1"],
+                     "best_epoch": best["epoch"], "epochs": max(h["epoch"] for h in hist),
+                     "train_seconds": training_summary(ch, cfg)["wall_time"]})
+    out = pd.DataFrame(rows)
+    best = out.sort_values(["best_dev_f1", "lr"], ascending=[False, True]).groupby("family").head(1).index
+    out["chosen"] = out.index.isin(best)
+    return out
 
 
 # ---- the official test sets ----

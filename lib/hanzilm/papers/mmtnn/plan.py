@@ -27,9 +27,10 @@ WORD2VEC_CHARS_PER_S = 0.34e6        # gensim skip-gram, d = 25, one worker: mea
 
 
 def configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
-    """Every segmenter the chapter's notebooks train, once each: Table 3 (PKU), Table 5 (both datasets, with
-    and without pre-training), Table 6 (+ bigrams) and the seed spread's further seeds."""
-    out = [ch.model(dataset="pku", model=m) for m in MODELS]
+    """Every segmenter the chapter's notebooks train, once each: the learning-rate grid, Table 3 (PKU), Table 5
+    (both datasets, with and without pre-training), Table 6 (+ bigrams) and the seed spread's further seeds
+    (those at the default rate: which grid rate they train at is known only after the grid)."""
+    out = ex.grid_configs(ch) + [ch.model(dataset="pku", model=m) for m in MODELS]
     out += [ch.model(dataset=d, model=m, pretrained=p) for d in DATASETS for m, p in TABLE5]
     out += [ch.model(dataset=d, model="mmtnn", pretrained=True, bigram=True) for d in DATASETS]
     out += [ch.model(dataset="pku", model=m, pretrained=p, seed=s)

@@ -48,6 +48,7 @@ def metrics_pivot(table: pd.DataFrame, index: str | list[str]) -> pd.DataFrame:
 # ---- Table 3 ----
 
 def table3(ch: MMTNNChapter) -> pd.DataFrame:
+    ex.train_all(ch, [ch.model(dataset="pku", model=m) for m in MODELS])
     rows: list[dict] = []
     for model in MODELS:
         counts = ex.evaluate(ch, ch.model(dataset="pku", model=model))
@@ -59,6 +60,20 @@ def dev_curves(ch: MMTNNChapter, dataset: str = "pku") -> pd.DataFrame:
     """(model, epoch, dev_f1) of each neural model's selection run."""
     return pd.DataFrame([{"model": LABELS[m], **h} for m in MODELS if m != "crf"
                          for h in ex.dev_history(ch, ch.model(dataset=dataset, model=m))])
+
+
+def lr_grid(ch: MMTNNChapter) -> pd.DataFrame:
+    """The learning-rate grid, long (family, lr, chosen, metric, ours): each run's best dev F1, its epoch, the
+    epochs it trained (early stopping) and its training seconds."""
+    grid = ex.lr_grid(ch)
+    return grid.melt(id_vars=["family", "lr", "chosen"], var_name="metric", value_name="ours")
+
+
+def grid_view(grid: pd.DataFrame) -> pd.DataFrame:
+    """One row per family and rate, the chosen rate marked."""
+    wide = grid.pivot_table(index=["family", "lr"], columns="metric", values="ours", sort=False)
+    wide["chosen"] = grid.groupby(["family", "lr"], sort=False)["chosen"].first().map({True: "✓", False: ""})
+    return wide[["best_dev_f1", "best_epoch", "epochs", "train_seconds", "chosen"]]
 
 
 def crf_dev_f1(ch: MMTNNChapter, dataset: str = "pku") -> float:
@@ -99,6 +114,7 @@ TABLE5 = {("nn", False): "Zheng et al. 2013", ("mmtnn", False): "MMTNN",
 
 
 def table5(ch: MMTNNChapter) -> pd.DataFrame:
+    ex.train_all(ch, [ch.model(dataset=d, model=m, pretrained=p) for d in DATASETS for m, p in TABLE5])
     rows: list[dict] = []
     for dataset in DATASETS:
         for (model, pretrained), label in TABLE5.items():
@@ -114,6 +130,8 @@ QUOTED = ("Tseng et al. 2005", "Zhang & Clark 2007", "Zhang et al. 2013")
 def table6(ch: MMTNNChapter) -> pd.DataFrame:
     """MMTNN + pre-training with and without bigrams (the latter is Table 5's model), and the quoted systems
     (`ours` empty: not re-run)."""
+    ex.train_all(ch, [ch.model(dataset=d, model="mmtnn", pretrained=True, bigram=b) for d in DATASETS
+                      for b in (True, False)])
     rows: list[dict] = []
     for dataset in DATASETS:
         label = DATASETS[dataset]["label"]
@@ -239,10 +257,11 @@ def _paper_f1(table: int, dataset: str, model: str) -> float:
     return cell(p.assign(ours=p["paper"]), dataset, model)
 
 
-def table3_numbers(table3: pd.DataFrame, curves: pd.DataFrame) -> dict[str, object]:
+def table3_numbers(table3: pd.DataFrame, curves: pd.DataFrame, ch: MMTNNChapter) -> dict[str, object]:
     """Table 3's reading: MMTNN beside the paper, the two steps (tag embedding: NN -> NN + tag embedding; tensor
-    layer: -> MMTNN) in F and OOV recall, ours and the paper's, whether F orders CRF < NN < NN + tag < MMTNN,
-    and the dev curves' last epochs (`curves`: `dev_curves`)."""
+    layer: -> MMTNN) in F and OOV recall, ours and the paper's, whether each step is within 0.5 of the paper's,
+    whether F orders CRF < NN < NN + tag < MMTNN, and each network's rate, epochs and best epoch (`curves`:
+    `dev_curves`)."""
     pku = DATASETS["pku"]["label"]
     v = lambda model, metric="f1", column="ours": cell(table3, pku, LABELS[model], metric, column)  # noqa: E731
     out: dict[str, object] = {f"{m}_f1": v(m) for m in MODELS}
@@ -252,16 +271,19 @@ def table3_numbers(table3: pd.DataFrame, curves: pd.DataFrame) -> dict[str, obje
         for metric in ("f1", "oov_recall"):
             out[f"{step}_{metric}"] = v(after, metric) - v(before, metric)
         out[f"paper_{step}_f1"] = v(after, "f1", "paper") - v(before, "f1", "paper")
+        off = out[f"{step}_f1"] - out[f"paper_{step}_f1"]
+        out[f"{step}_verdict"] = (f"within 0.5 of the paper's (off by {off:+.1f})" if abs(off) <= 0.5
+                                  else f"{abs(off):.1f} points {'above' if off > 0 else 'below'} the paper's")
     for m in ("nn", "nn_tag"):
         out[f"paper_{m}_f1"], out[f"{m}_gap"] = v(m, "f1", "paper"), v(m, "f1", "paper") - v(m)
     f1 = [v(m) for m in ("crf", "nn", "nn_tag", "mmtnn")]
     out["ordering"] = "holds" if all(a < b for a, b in zip(f1, f1[1:])) else "does not hold"
-    dev = by_epoch(curves)
-    for m in ("nn", "nn_tag"):  # NaN after a single epoch (smoke)
-        out[f"{m}_dev_last_gain"] = float(dev[LABELS[m]].diff().iloc[-1])
-    last3 = dev[LABELS["mmtnn"]].iloc[-3:]
-    out["mmtnn_dev_last3_min"], out["mmtnn_dev_last3_max"] = float(last3.min()), float(last3.max())
-    out["epochs"] = int(dev.index.max())
+    for m in ("nn", "nn_tag", "mmtnn"):
+        c = curves[curves.model == LABELS[m]]
+        out[f"{m}_epochs"] = int(c.epoch.max())
+        out[f"{m}_best_epoch"] = int(c.loc[c.dev_f1.idxmax(), "epoch"])
+        out[f"{m}_lr"] = ch.model(dataset="pku", model=m).lr
+    out["patience"] = ch.segmenter.patience
     return out
 
 
@@ -312,8 +334,11 @@ GAINS = {"tag embedding (Table 3)": ("NN + tag embedding", "NN"),
 def seed_spread(ch: MMTNNChapter) -> pd.DataFrame:
     """PKU F1 and OOV recall of the models behind the paper's Table 3 and 5 gains, at the chapter's seed (the
     tables' own models) and at each of `ch.spread_seeds` (the same configs trained again from another seed)."""
+    seeds = (ch.segmenter.seed, *ch.spread_seeds)
+    ex.train_all(ch, [ch.model(dataset="pku", model=m, pretrained=p, seed=s) for s in seeds
+                      for m, p in SPREAD_MODELS.values()])
     rows: list[dict] = []
-    for seed in (ch.segmenter.seed, *ch.spread_seeds):
+    for seed in seeds:
         for label, (model, pretrained) in SPREAD_MODELS.items():
             counts = ex.evaluate(ch, ch.model(dataset="pku", model=model, pretrained=pretrained, seed=seed))
             rows += metric_rows(counts, ("f1", "oov_recall"), dataset="PKU", model=label, seed=seed)

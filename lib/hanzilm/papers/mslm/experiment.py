@@ -19,12 +19,10 @@ model (`lr`) and read both selections off the same run.
 
 from __future__ import annotations
 
-import concurrent.futures as futures
 import dataclasses
 import functools
 import json
 import math
-import multiprocessing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
@@ -38,9 +36,9 @@ from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
 from ...eval.sighan import DEFAULT_MODE, EXACT
 from ...io import atomic_write_text
-from ...keys import KEY_IF_SET
+from ...keys import KEY_IF_SET, source_version
+from ...parallel import run_all
 from ...profiles import Profile, get_profile
-from ...progress import progress
 from ...results import TARGETS
 from ...store import Store, load_history, load_summary, required
 from ...train import TrainConfig
@@ -173,7 +171,19 @@ def load_data(corpus: str, train_sentences: int | None = None) -> SLMData:
 
 def run_dir(store: Store, exp: SLMExperiment) -> Path:
     """Where the run `exp` is (or will be) stored: keyed by the experiment and its data's checksums."""
-    return required(store).run_dir(exp, data=load_data(exp.corpus, exp.train_sentences).checksums)
+    return required(store).run_dir(exp, data=load_data(exp.corpus, exp.train_sentences).checksums,
+                                   code_version=code_version())
+
+
+@functools.cache
+def code_version() -> str:
+    """Part of every run's store key: a hash of the source that trains and selects an SLM, so a stored run of
+    other code is not reused."""
+    from ... import train as trainer
+    from . import data, lattice, metrics, model
+
+    return source_version("mslm", model, lattice, data, metrics, trainer, build_model, char_vectors,
+                          word2vec_vectors, evaluate_corpus, dev_evaluator)
 
 
 
@@ -280,7 +290,7 @@ def train_slm(store: Store, exp: SLMExperiment) -> SLMRun:
     rows = data.encode(data.train)
     kw = dict(build=lambda: build_model(store, exp, data), batches=CharBatches(rows, exp.batch_chars,
               seed=exp.train.seed, within_pools=exp.pack_within_pools), evaluate=dev_evaluator(exp, data), data=data.checksums,
-              keep_best=[("dev_mcc", "max")])
+              code_version=code_version(), keep_best=[("dev_mcc", "max")])
     models = {name: required(store).train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
     where = run_dir(store, exp)
     return SLMRun(exp, data, models, load_history(where), load_summary(where))
@@ -355,10 +365,8 @@ def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
     return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}.json"
 
 
-def _worker(ch: MSLMChapter, exp: SLMExperiment, threads: int) -> SLMExperiment:
-    torch.set_num_threads(threads)
-    evaluate_run(ch, exp)
-    return exp
+def _train_one(job: tuple[MSLMChapter, SLMExperiment]) -> None:
+    evaluate_run(*job)
 
 
 def train_all(ch: MSLMChapter) -> None:
@@ -366,24 +374,7 @@ def train_all(ch: MSLMChapter) -> None:
     corpus first, so the workers finish together)."""
     todo = [e for e in unique_runs(ch) if not _eval_path(ch, e).is_file()]
     todo.sort(key=lambda e: (e.corpus != "pku", e.model.encoder))
-    if not todo:
-        return
-    bar = progress(total=len(todo), desc="segmental LM runs", unit="run")
-    if ch.workers <= 1:
-        for exp in todo:
-            evaluate_run(ch, exp)
-            bar.update()
-    else:
-        # this process's threads (the profile's, set by `start`) shared among the workers; spawn: a fresh
-        # interpreter per worker (no forked torch thread pools), handed the chapter (its store included)
-        threads = max(1, torch.get_num_threads() // ch.workers)
-        ctx = multiprocessing.get_context("spawn")
-        with futures.ProcessPoolExecutor(ch.workers, mp_context=ctx) as pool:
-            jobs = [pool.submit(_worker, ch, e, threads) for e in todo]
-            for job in futures.as_completed(jobs):
-                job.result()
-                bar.update()
-    bar.close()
+    run_all(_train_one, [(ch, e) for e in todo], workers=ch.workers, desc="segmental LM runs")
 
 
 def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:

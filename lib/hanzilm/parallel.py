@@ -1,0 +1,49 @@
+"""Independent training runs side by side: `workers` spawned processes, each with its share of the threads.
+
+    run_all(train_one, runs, workers=2, desc="segmenters")   # train_one(run) in a worker, runs in the given order
+
+Each run is trained through the model store, so a run another process holds waits on its lock and a finished one
+loads: the workers need no coordination beyond the pool.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import multiprocessing
+from typing import Callable, Sequence, TypeVar
+
+import torch
+
+from .progress import progress
+
+T = TypeVar("T")
+
+
+def _call(fn: Callable[[T], object], run: T, threads: int) -> None:
+    torch.set_num_threads(threads)
+    fn(run)
+
+
+def run_all(fn: Callable[[T], object], runs: Sequence[T], *, workers: int = 1, desc: str = "runs",
+            threads: int | None = None) -> None:
+    """`fn(run)` for every run, `workers` at a time; `fn` must be a module-level function (it is pickled).
+    threads: per worker; default this process's torch threads shared among the workers."""
+    if not runs:
+        return
+    bar = progress(total=len(runs), desc=desc, unit="run")
+    try:
+        if workers <= 1:
+            for run in runs:
+                fn(run)
+                bar.update()
+            return
+        threads = threads or max(1, torch.get_num_threads() // workers)
+        # spawn: a fresh interpreter per worker, no forked torch thread pools
+        ctx = multiprocessing.get_context("spawn")
+        with futures.ProcessPoolExecutor(min(workers, len(runs)), mp_context=ctx) as pool:
+            jobs = [pool.submit(_call, fn, run, threads) for run in runs]
+            for job in futures.as_completed(jobs):
+                job.result()
+                bar.update()
+    finally:
+        bar.close()
