@@ -41,6 +41,43 @@ def test_eq3_weighted_sum_of_senses_and_tied_output():
     assert torch.allclose(m(ids, alpha=a), m(ids), atol=1e-5)
 
 
+def test_scaled_alpha_divides_the_logits_by_the_square_root_of_the_sense_width():
+    """The ablation's variant: alpha = softmax(q k^T / sqrt(d/k)), and the model's output mixes the senses with
+    exactly those weights (the fused mix scales as alpha() does); unscaled, Eq. 6 as the paper writes it."""
+    import dataclasses
+
+    plain = _model()
+    scaled = Backpack(dataclasses.replace(CFG, scaled_alpha=True)).eval()
+    scaled.load_state_dict(plain.state_dict())
+    ids = torch.randint(0, 40, (2, 12))
+    q, k = plain._qk(ids)
+    logits = (q @ k.transpose(-2, -1)).masked_fill(~torch.ones(12, 12, dtype=torch.bool).tril(), float("-inf"))
+    assert torch.allclose(plain.alpha(ids), logits.softmax(-1), atol=1e-6)
+    assert torch.allclose(scaled.alpha(ids), (logits / (16 / 4) ** 0.5).softmax(-1), atol=1e-6)
+    assert torch.allclose(scaled(ids, alpha=scaled.alpha(ids)), scaled(ids), atol=1e-5)
+    assert not torch.allclose(scaled(ids), plain(ids), atol=1e-3)
+
+
+def test_alpha_entropy_is_relative_to_a_uniform_past():
+    from hanzilm.papers.backpack.alpha_scaling import alpha_entropy
+
+    class Uniform(torch.nn.Module):
+        def alpha(self, ids):
+            T = ids.shape[1]
+            a = torch.ones(T, T).tril()
+            return (a / a.sum(-1, keepdim=True)).expand(ids.shape[0], 3, T, T)
+
+    class OnePosition(Uniform):
+        def alpha(self, ids):
+            return torch.eye(ids.shape[1]).expand(ids.shape[0], 3, ids.shape[1], ids.shape[1])
+
+    ids = torch.zeros(2, 8, dtype=torch.long)
+    uniform, peaked = alpha_entropy(Uniform(), ids), alpha_entropy(OnePosition(), ids)
+    assert list(uniform.sense) == [0, 1, 2]
+    assert uniform.relative_entropy.tolist() == pytest.approx([1.0] * 3)
+    assert peaked.entropy.tolist() == pytest.approx([0.0] * 3, abs=1e-9)
+
+
 def test_senses_are_per_token_and_computed_once_per_distinct_token():
     m, ids = _model(), torch.tensor([[3, 5, 3, 3, 7]])
     C = m.senses(ids)

@@ -212,3 +212,29 @@ def test_commands_import_neither_torch_nor_pandas(model_dir, text_file):
         result = subprocess.run([sys.executable, "-c", probe, *args], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, timeout=60)
         assert result.stderr.decode().splitlines()[-1] == "[] 0", (args, result.stderr.decode())
+
+
+def test_senses_reads_a_stored_backpack_without_torch_or_pandas(tmp_path):
+    """`hanzilm senses` on a run directory: the NumPy reader (torch and pandas never imported), one line per
+    sense, glosses from the few CC-CEDICT entries it looks up."""
+    from safetensors.torch import save_model
+
+    from hanzilm.data.vocab import CharVocab
+    from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
+    from hanzilm.papers.backpack.data import SPECIALS
+    from hanzilm.papers.backpack.sense_reader import VOCAB
+
+    vocab = CharVocab.build(["沙滩天空海水大学生人们"], specials=SPECIALS)
+    torch.manual_seed(0)
+    model = Backpack(BackpackConfig(vocab_size=len(vocab), block_size=8, n_layer=1, n_head=2, n_embd=16,
+                                    n_senses=4)).eval()
+    save_model(model, str(tmp_path / "best.safetensors"))
+    vocab.save(tmp_path / VOCAB)
+    probe = ("import sys\nfrom hanzilm.cli import main\nstatus = main(sys.argv[1:])\n"
+             "print(sorted(m for m in ('torch', 'pandas') if m in sys.modules), status, file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", probe, "senses", "沙", "--model", str(tmp_path), "--top", "3"],
+                            capture_output=True, timeout=60)
+    err, out = result.stderr.decode().splitlines(), result.stdout.decode().splitlines()
+    assert err[-1] == "[] 0", result.stderr.decode()
+    assert out[0].startswith("沙 (") and len(out) == 1 + 4
+    assert all(line.startswith(f"sense {i:2d}: ") for i, line in enumerate(out[1:]))

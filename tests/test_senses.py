@@ -196,6 +196,47 @@ def test_top_characters_and_composition_rate():
     assert list(cols.columns) == [0, 2] and len(cols) == 3
 
 
+def test_the_command_lines_numpy_senses_are_the_models(tmp_path):
+    """`hanzilm senses` reads a stored Backpack in NumPy (no torch import): the same top characters and scores
+    as the torch model's projection, for a plain and a scaled-alpha Backpack; a vocabulary of another model or
+    non-finite weights are refused."""
+    import dataclasses
+
+    from safetensors.torch import save_model
+
+    from hanzilm.papers.backpack.sense_reader import VOCAB as VOCAB_FILE, SenseReader
+
+    for scaled in (False, True):
+        torch.manual_seed(1)
+        m = Backpack(dataclasses.replace(_backpack().config, scaled_alpha=scaled, bias=not scaled)).eval()
+        run = tmp_path / f"run{scaled}"
+        run.mkdir()
+        save_model(m, str(run / "best.safetensors"))
+        VOCAB.save(run / VOCAB_FILE)
+        top = SenseReader.load(run).top("沙", 5)
+        t = projection.top_characters(m, VOCAB, "沙", top=5)
+        assert [[c for c, _ in sense] for sense in top] == [list(g["top"]) for _, g in t.groupby("sense")]
+        assert np.allclose([s for sense in top for _, s in sense], t.score, atol=1e-4)
+    CharVocab.build([TEXT[:-3]], specials=SPECIALS).save(run / VOCAB_FILE)
+    with pytest.raises(DataError, match="not one model's"):
+        SenseReader.load(run)
+    VOCAB.save(run / VOCAB_FILE)
+    with torch.no_grad():
+        m.wte.weight[0, 0] = float("nan")
+    save_model(m, str(run / "best.safetensors"))
+    with pytest.raises(DataError, match="NaN"):
+        SenseReader.load(run)
+    (run / VOCAB_FILE).unlink()
+    with pytest.raises(DataError, match="train it again"):
+        SenseReader.load(run)
+
+
+def test_cedict_reads_only_the_words_asked_for():
+    whole = lexicon.cedict()
+    few = lexicon.cedict(frozenset({"沙滩", "天", "不是一个词"}))
+    assert set(few.entries) == {"沙滩", "天"} and few.entries["天"] == whole.entries["天"]
+
+
 # --- Appendix B --------------------------------------------------------------------------------------------------
 def test_idiom_contributions_sum_to_the_logit():
     m = _backpack()
@@ -228,25 +269,26 @@ def test_lexicons_read_shared_data():
         lexicon.wordsim("ws353")
 
 
-def test_cli_senses_prints_every_sense(monkeypatch, capsys):
-    from hanzilm import cli
-    from hanzilm.papers.backpack import experiment
-    from hanzilm.store import Store
+def test_cli_senses_prints_every_sense(monkeypatch, capsys, tmp_path):
+    """`--model` takes the names of `hanzilm models` (a bare profile name means that profile's Backpack);
+    a GPT-2, a word outside the vocabulary and two characters are one-line errors."""
+    from safetensors.torch import save_model
 
-    m, asked = _backpack(), []
+    from hanzilm import cli, models
+    from hanzilm.papers.backpack.sense_reader import VOCAB as VOCAB_FILE
 
-    def load_trained(ch, model):
-        asked.append((ch, model))
-        return m, VOCAB
-
-    monkeypatch.setattr(experiment, "load_trained", load_trained)
+    save_model(_backpack(), str(tmp_path / "best.safetensors"))
+    VOCAB.save(tmp_path / VOCAB_FILE)
+    stored = [models.Model("backpack", "backpack", "smoke", tmp_path), models.Model("gpt2", "backpack", "smoke", tmp_path)]
+    monkeypatch.setattr(models, "scan", lambda namers, *a, **k: stored)
     assert cli.main(["senses", "沙", "--top", "3", "--no-gloss", "--model", "smoke"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("沙") and len(out) == 1 + 4 and out[1].startswith("sense  0: ")
-    (ch, model), = asked                       # the smoke chapter's Backpack, from the smoke store
-    assert model == "backpack" and ch == experiment.configure("smoke") and ch.store == Store.of("smoke")
-    assert cli.main(["senses", "沙沙"]) == 2
-    assert cli.main(["senses", "龘", "--no-gloss"]) == 2   # not in the vocabulary
+    assert out[0].startswith("沙") and "backpack@smoke" in out[0] and len(out) == 1 + 4
+    assert out[1].startswith("sense  0: ")
+    assert cli.main(["senses", "沙", "--model", "gpt2@smoke"]) == 2
+    assert "not a Backpack" in capsys.readouterr().err
+    assert cli.main(["senses", "沙沙", "--model", "smoke"]) == 2
+    assert cli.main(["senses", "龘", "--no-gloss", "--model", "smoke"]) == 2   # not in the vocabulary
 
 
 def test_lexicon_errors_name_the_file_and_line(tmp_path, monkeypatch):

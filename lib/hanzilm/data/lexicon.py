@@ -62,9 +62,10 @@ def _dictionary(path: Path) -> Dictionary:
     return Dictionary(read_cedict(path))
 
 
-def cedict() -> Dictionary:
-    """CC-CEDICT (dataset `cedict`), parsed once per process."""
-    return _dictionary(resolve("cedict", "cedict_1_0_ts_utf-8_mdbg.txt"))
+def cedict(only: frozenset[str] | None = None) -> Dictionary:
+    """CC-CEDICT (dataset `cedict`), parsed once per process; `only`: just these headwords (quick)."""
+    path = resolve("cedict", "cedict_1_0_ts_utf-8_mdbg.txt")
+    return _dictionary(path) if only is None else Dictionary(read_cedict(path, only))
 
 
 def compound_candidates(dictionary: Dictionary, loanwords: set[str] | frozenset[str] = frozenset(),

@@ -17,7 +17,7 @@ Sense network, per token (no context), with e = E x:
 
 Speed: the sense vectors depend only on the token, so a batch computes them once per distinct token and
 gathers; the weighted sum of Eq. 3 is causal attention with k heads whose values are the senses, so it
-runs through `F.scaled_dot_product_attention` (scale 1: Eq. 6 has no 1/sqrt(d/k)).
+runs through `F.scaled_dot_product_attention` (scale 1: Eq. 6 has no 1/sqrt(d/k); `scaled_alpha` adds it).
 """
 
 from __future__ import annotations
@@ -41,12 +41,16 @@ class BackpackConfig:
     n_senses: int = 16
     dropout: float = 0.0
     bias: bool = True
+    # Eq. 6 as the paper and the Chinese authors' code write it: softmax(q k^T), unscaled. True: divided by
+    # sqrt(d/k), as the original Backpack code does (and as attention does by convention)
+    scaled_alpha: bool = False
 
     @classmethod
-    def matching(cls, gpt: GPTConfig, n_senses: int = 16) -> BackpackConfig:
+    def matching(cls, gpt: GPTConfig, n_senses: int = 16, scaled_alpha: bool = False) -> BackpackConfig:
         """The Backpack the paper compares with `gpt`: same tokenizer, width, heads, one block fewer."""
         return cls(vocab_size=gpt.vocab_size, block_size=gpt.block_size, n_layer=gpt.n_layer - 1,
-                   n_head=gpt.n_head, n_embd=gpt.n_embd, n_senses=n_senses, dropout=gpt.dropout, bias=gpt.bias)
+                   n_head=gpt.n_head, n_embd=gpt.n_embd, n_senses=n_senses, dropout=gpt.dropout, bias=gpt.bias,
+                   scaled_alpha=scaled_alpha)
 
     def transformer_config(self) -> GPTConfig:
         return GPTConfig(vocab_size=self.vocab_size, block_size=self.block_size, n_layer=self.n_layer,
@@ -82,6 +86,7 @@ class Backpack(nn.Module):
         self.transformer = Transformer(cfg.transformer_config())
         self.c_attn = nn.Linear(cfg.n_embd, 2 * cfg.n_embd, bias=False)  # Q^(l), K^(l) of every sense l
         self.alpha_dropout = cfg.dropout
+        self.alpha_scale = (cfg.n_senses / cfg.n_embd) ** 0.5 if cfg.scaled_alpha else 1.0
         init_gpt2_(self, cfg.n_layer)
 
     @property
@@ -115,7 +120,7 @@ class Backpack(nn.Module):
         zero for j > i, each row sums to 1 over j. (No dropout: analyses call this in eval mode.)"""
         q, key = self._qk(ids)
         T = ids.shape[-1]
-        scores = q @ key.transpose(-2, -1)
+        scores = (q @ key.transpose(-2, -1)) * self.alpha_scale
         causal = torch.ones(T, T, dtype=torch.bool, device=ids.device).tril()
         return scores.masked_fill(~causal, float("-inf")).softmax(-1)
 
@@ -134,7 +139,8 @@ class Backpack(nn.Module):
         if alpha is not None:
             return (alpha.to(values.dtype) @ values).sum(1)
         q, key = self._qk(ids)
-        return causal_sense_mix(q, key, values, dropout=self.alpha_dropout if self.training else 0.0)
+        return causal_sense_mix(q, key, values, dropout=self.alpha_dropout if self.training else 0.0,
+                                scale=self.alpha_scale)
 
     def forward(self, ids: torch.Tensor, sense_scale: torch.Tensor | None = None,
                 alpha: torch.Tensor | None = None) -> torch.Tensor:
@@ -149,22 +155,22 @@ class Backpack(nn.Module):
 
 
 def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float = 0.0,
-                     chunk: int = 128) -> torch.Tensor:
-    """sum_l softmax_causal(q_l k_l^T) @ values_l: Eq. 3 with Eq. 6's alpha, (B, k, T, *) -> (B, T, d).
+                     chunk: int = 128, scale: float = 1.0) -> torch.Tensor:
+    """sum_l softmax_causal(scale q_l k_l^T) @ values_l: Eq. 3 with Eq. 6's alpha, (B, k, T, *) -> (B, T, d).
 
     The per-sense value width (d) differs from the query width (d/k), which sends
     `scaled_dot_product_attention` down its materialising path on CPU; cutting the queries into chunks of
     `chunk` positions lets each chunk skip the keys after its end (about a third less work at T=256)."""
     T = q.shape[2]
     if T <= chunk:
-        return F.scaled_dot_product_attention(q, key, values, is_causal=True, scale=1.0, dropout_p=dropout).sum(1)
+        return F.scaled_dot_product_attention(q, key, values, is_causal=True, scale=scale, dropout_p=dropout).sum(1)
     causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
     outs = []
     for start in range(0, T, chunk):
         end = min(start + chunk, T)
         outs.append(F.scaled_dot_product_attention(
             q[:, :, start:end], key[:, :, :end], values[:, :, :end], attn_mask=causal[start:end, :end],
-            scale=1.0, dropout_p=dropout).sum(1))
+            scale=scale, dropout_p=dropout).sum(1))
     return torch.cat(outs, dim=1)
 
 

@@ -8,8 +8,10 @@ from ...cliutil import add_threads, set_threads
 from ...errors import HanzilmError
 from ...profiles import PROFILES
 
-# the trained language models by name: "backpack", "gpt2" (NAME@PROFILE for a profile other than cpu)
-MODEL_NAMES = {"LMConfig": ("backpack", lambda config: "gpt2" if config.get("model") == "gpt" else "backpack")}
+# the trained language models by name: "backpack", "gpt2" and the ablation's "backpack-scaled" (alpha logits
+# divided by sqrt(d/k)); NAME@PROFILE for a profile other than cpu
+MODEL_NAMES = {"LMConfig": ("backpack", lambda config: "gpt2" if config.get("model") == "gpt" else
+                            "backpack-scaled" if config.get("scaled_alpha") else "backpack")}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,32 +29,41 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     set_threads(args.threads)
-    from ...data.lexicon import cedict
-    from . import experiment
-    from .projection import top_characters
+    from pathlib import Path
 
-    set_threads(args.threads)  # torch is loaded now
+    from ...data.lexicon import cedict
+    from ...models import resolve, scan
+    from .sense_reader import SenseReader
+
     if len(args.char) != 1:
         raise HanzilmError(f"give one character, not {args.char!r}")
     if args.top < 1:
         raise HanzilmError("--top must be at least 1")
-    # the Backpack of a profile is the one its chapter config trains: NAME@PROFILE needs no store scan
-    name, _, profile = (f"backpack@{args.model}" if args.model in PROFILES else args.model).partition("@")
-    profile = profile or "cpu"
-    if name == "gpt2":
-        raise HanzilmError(f"gpt2@{profile} is not a Backpack: only a Backpack has senses")
-    if name != "backpack" or profile not in PROFILES:
-        raise HanzilmError(f"no Backpack named {args.model!r}: give backpack or backpack@PROFILE "
-                           f"(profiles: {', '.join(sorted(PROFILES))}; `hanzilm models` lists the trained ones)")
-    model, vocab = experiment.load_trained(experiment.configure(profile), "backpack")
+    if Path(args.model).is_dir():
+        where, label = Path(args.model), args.model
+    else:
+        ref = f"backpack@{args.model}" if args.model in PROFILES else args.model
+        model = resolve(ref, scan(MODEL_NAMES), paper="backpack")
+        if model.name.split("~")[0] == "gpt2":
+            raise HanzilmError(f"{model.ref} is not a Backpack: only a Backpack has senses")
+        where, label = model.path, model.ref
+    reader = SenseReader.load(where)
+    vocab = reader.vocab
     if args.char not in vocab.stoi or args.char in vocab.specials:
-        raise HanzilmError(f"{args.char!r} is not in the backpack@{profile} model's vocabulary ({len(vocab)} entries)")
-    dictionary = None if args.no_gloss else cedict()
-    table = top_characters(model, vocab, args.char, min(args.top, len(vocab) - len(vocab.specials)), dictionary)
+        raise HanzilmError(f"{args.char!r} is not in the {label} model's vocabulary ({len(vocab)} entries)")
+    top = reader.top(args.char, min(args.top, len(vocab) - len(vocab.specials)))
+    dictionary = None
+    if not args.no_gloss:  # only the words shown are looked up
+        dictionary = cedict(frozenset({args.char} | {w for sense in top for c, _ in sense for w in (c, args.char + c)}))
     head = f"{args.char}" + (f" ({dictionary.gloss(args.char)})" if dictionary else "")
-    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, backpack@{profile}; (x)c: xc is a word")
-    for sense, g in table.groupby("sense"):
-        items = [_visible(r.top) + (f" [{r.gloss}]" if r.gloss else "") for r in g.itertuples()]
+    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, {label}; (x)c: xc is a word")
+    for sense, chars in enumerate(top):
+        items = []
+        for c, _ in chars:
+            word = args.char + c
+            composes = dictionary is not None and word in dictionary
+            gloss = "" if dictionary is None else dictionary.gloss(word if composes else c)
+            items.append(_visible(f"({args.char}){c}" if composes else c) + (f" [{gloss}]" if gloss else ""))
         print(f"sense {sense:2d}: " + ("  ".join(items) if dictionary else " ".join(items)))
     return 0
 

@@ -23,7 +23,7 @@ from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...data.vocab import CharVocab
 from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
-from ...keys import source_version
+from ...keys import KEY_IF_SET, source_version
 from ...store import Store, is_complete, load_history, load_model, load_summary, required
 from ...train import TrainConfig, best_name, snapshot_steps, train
 from .backpack import Backpack, BackpackConfig, backpack_param_count
@@ -32,6 +32,7 @@ from .common import SensesConfig
 from .data import BlockBatches, EncodedCorpus, encoded_corpus
 from .gpt import GPT, GPTConfig, gpt_param_count
 from .perplexity import perplexity
+from .sense_reader import VOCAB
 
 MODELS = ("gpt", "backpack")
 PAPER_NAMES = {"gpt": "GPT2-micro", "backpack": "Backpack-micro"}
@@ -63,6 +64,7 @@ class LMConfig:
     test_tokens: int = 0             # test tokens for perplexity (0: the whole test split)
     eval_batch_size: int = 16
     train: TrainConfig = field(default_factory=lambda: PAPER_TRAIN)
+    scaled_alpha: bool = field(default=False, metadata=KEY_IF_SET)  # the Backpack's alpha logits / sqrt(d/k)
 
     def __post_init__(self):
         if self.model not in MODELS:
@@ -103,7 +105,7 @@ def gpt_config(cfg: LMConfig, vocab_size: int) -> GPTConfig:
 
 def model_config(cfg: LMConfig, vocab_size: int) -> GPTConfig | BackpackConfig:
     g = gpt_config(cfg, vocab_size)
-    return g if cfg.model == "gpt" else BackpackConfig.matching(g, cfg.n_senses)
+    return g if cfg.model == "gpt" else BackpackConfig.matching(g, cfg.n_senses, cfg.scaled_alpha)
 
 
 def build(cfg: LMConfig, vocab_size: int) -> torch.nn.Module:
@@ -156,10 +158,14 @@ def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch
     """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
     complete run."""
     cfg = ch.lm.pair()[model]
-    return required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)),
-                                            batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus),
-                                            data=store_data(corpus), code_version=code_version(model),
-                                            snapshots=snapshot_steps(cfg.train.steps, ch.snapshots))
+    net = required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)),
+                                           batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus),
+                                           data=store_data(corpus), code_version=code_version(model),
+                                           snapshots=snapshot_steps(cfg.train.steps, ch.snapshots))
+    vocab = run_dir(ch, corpus, model) / VOCAB
+    if not vocab.is_file():  # beside the weights, so `hanzilm senses` needs neither torch nor the corpus
+        corpus.vocab.save(vocab)
+    return net
 
 
 def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn.Module]:

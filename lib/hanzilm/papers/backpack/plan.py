@@ -54,15 +54,20 @@ def plan(profile: Profile) -> ChapterPlan:
         shape = (f"{mc.n_layer}/{mc.n_head}/{mc.n_embd}" + (f", {mc.n_senses} senses" if name == "backpack" else "")
                  + f", block {cfg.block_size}, batch {cfg.batch_size} x {cfg.block_size} = {batch_tokens:,} tokens")
         models.append(ModelPlan(
-            name=name, runs=1, params=ex.param_count(mc), steps=cfg.train.steps, tokens=tokens,
+            name=name, params=ex.param_count(mc), steps=cfg.train.steps, tokens=tokens,
             flops_per_token=train_flops_per_token(mc, cfg.block_size, batch_tokens),
             eval_tokens=_evaluations(cfg.train.steps, cfg.train.eval_every) * dev + test,
-            rate=GPT_RATE if name == "gpt" else BACKPACK_RATE,
-            note=f"{shape}; {tokens / train:.1f} epochs of the {train / 1e6:.1f} M-token training split"))
+            # the Backpack twice: the chapter's and the alpha-scaling ablation's other variant
+            runs=1 if name == "gpt" else 2, rate=GPT_RATE if name == "gpt" else BACKPACK_RATE,
+            note=f"{shape}; {tokens / train:.1f} epochs of the {train / 1e6:.1f} M-token training split"
+                 + ("; trained with and without 1/sqrt(d/k) on alpha (book/backpack/alpha_scaling)"
+                    if name == "backpack" else "")))
     return ChapterPlan(
         chapter="backpack", title="Sun & Hewitt 2023, GPT-2 micro vs Backpack micro", models=models,
         extras=[Extra("cloze beam search and the Section 5 analyses (allowance)", ANALYSES_HOURS),
                 # book/backpack/trends: test perplexity, cloze and the analyses again on each weight snapshot
                 Extra(f"the findings on {ch.snapshots} training snapshots (book/backpack/trends; allowance)",
-                      ch.snapshots * ANALYSES_HOURS)],
+                      ch.snapshots * ANALYSES_HOURS),
+                Extra("the analyses of the ablation's two Backpacks (book/backpack/alpha_scaling; allowance)",
+                      2 * ANALYSES_HOURS)],
         notes=["evaluation: the dev split every eval_every steps (best kept), then test perplexity"])
