@@ -185,3 +185,29 @@ def test_word_lengths_and_context_ablation(tmp_path, monkeypatch):
     assert again.bpc.tolist() == ablation.bpc.tolist()
     assert set(tables.context_ablation_long(ablation, "PKU").metric) == {
         "bpc", "bpc_without_context", "word_f1", "word_f1_without_context"}
+
+
+def test_each_selection_takes_the_rate_its_own_criterion_prefers(real_mirror, tmp_path):
+    """The light-supervision protocol: a cell's grid trains at its first seed; the unsupervised selection takes
+    the rate of the lowest dev bpc, the lightly supervised one that of the highest dev MCC; Table 2's runs of
+    the cell are grid runs at those rates (not trained again)."""
+    import dataclasses
+
+    from hanzilm.papers.mslm import experiment
+    from hanzilm.store import Store
+
+    ch = dataclasses.replace(configure("smoke"), store=Store(tmp_path), seeds={"*": (0,)},
+                             lr_grid={"ptb/rslm": (3e-3, 3e-2)})
+    with pytest.raises(ValueError, match="chosen on the dev set"):
+        cells(ch)
+    assert len(unique_runs(ch)) == len(unique_runs(dataclasses.replace(ch, lr_grid={}))) + 1  # a plan's count
+    grid = experiment.lr_grid(ch)
+    assert list(grid.lr) == [3e-3, 3e-2] and grid["unsupervised"].sum() == grid["lightly supervised"].sum() == 1
+    assert grid.loc[grid.unsupervised, "dev_bpc"].item() == grid.dev_bpc.min()
+    assert grid.loc[grid["lightly supervised"], "dev_mcc"].item() == grid.dev_mcc.max()
+    chosen = experiment.select_learning_rates(ch)
+    rates = {c.selection: c.exp.train.lr for c in cells(chosen) if (c.corpus, c.encoder) == ("ptb", "rslm")}
+    assert rates == {"unsupervised": grid.lr[grid.unsupervised].item(),
+                     "lightly supervised": grid.lr[grid["lightly supervised"]].item()}
+    runs = {c.exp for c in cells(chosen) if (c.corpus, c.encoder) == ("ptb", "rslm")}
+    assert runs <= set(experiment.grid_runs(chosen))

@@ -95,6 +95,11 @@ class MSLMChapter:
         corpus="ptb", model=SLMConfig(max_seg_len=MAX_SEG_LEN["ptb"])))
     seeds: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"*": AUTHORS_SEEDS})  # "pku/mslm" or "*"
     lr: dict[str, float] = field(default_factory=dict)  # "pku/mslm" -> one rate for both selections
+    # rates tried per cell at its first seed ("pku/mslm": (5e-4, 1e-3, 2e-3)): each selection then takes the rate
+    # its own criterion prefers, dev bpc (unsupervised) or dev boundary MCC on the labelled dev sentences
+    # (lightly supervised), and every seed trains at it; `select_learning_rates` fills `chosen_lr`
+    lr_grid: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    chosen_lr: dict[str, float] = field(default_factory=dict)  # "pku/mslm/lightly supervised" -> rate
     f1_split: str = "corpus"     # "corpus": train + dev + test; "heldout": dev + test; "test" (cheapest)
     eval_sentences: int | None = None  # score only the first n sentences of each split (smoke runs)
     workers: int = 1             # training processes at once (each with torch's threads // workers threads)
@@ -116,12 +121,23 @@ class MSLMChapter:
         return tuple(self.seeds.get(f"{corpus}/{encoder}", self.seeds["*"]))
 
     def lr_for(self, corpus: str, encoder: str, selection: str) -> float:
-        return self.lr.get(f"{corpus}/{encoder}", paper_lr(corpus, encoder, selection))
+        cell = f"{corpus}/{encoder}"
+        if cell in self.lr_grid and f"{cell}/{selection}" not in self.chosen_lr:
+            raise ValueError(f"{cell}: its rate is chosen on the dev set; use chapter(profile) or "
+                             "select_learning_rates(ch) first")
+        return self.chosen_lr.get(f"{cell}/{selection}", self.lr.get(cell, paper_lr(corpus, encoder, selection)))
 
 
 def configure(profile: str | Profile) -> MSLMChapter:
-    """The chapter at a profile (its "mslm" overrides applied, its store set): composed once per notebook."""
+    """The chapter at a profile (its "mslm" overrides applied, its store set), rates not yet chosen on the dev
+    set (nothing trains): for plans and configs."""
     return get_profile(profile).configure(MSLMChapter())
+
+
+def chapter(profile: str | Profile) -> MSLMChapter:
+    """The chapter at a profile with the rates of its grid chosen (`select_learning_rates`: the grid trains on
+    first use): what every notebook of the chapter starts from."""
+    return select_learning_rates(configure(profile))
 
 
 def paper_lr(corpus: str, encoder: str, selection: str = "unsupervised") -> float:
@@ -320,7 +336,14 @@ def cells(ch: MSLMChapter) -> list[Cell]:
 
 
 def unique_runs(ch: MSLMChapter) -> list[SLMExperiment]:
-    return list(dict.fromkeys(c.exp for c in cells(ch)))
+    """Every run the chapter trains: the learning-rate grid's and those of Table 2's cells. Before the grid's
+    rates are chosen (a plan), a grid cell's further seeds count twice, at its first two rates: the most they
+    can take (each selection its own rate)."""
+    if ch.lr_grid and not ch.chosen_lr:
+        guess = {f"{cell}/{sel}": rates[min(i, len(rates) - 1)] for cell, rates in ch.lr_grid.items()
+                 for i, sel in enumerate(SELECTIONS)}
+        ch = dataclasses.replace(ch, chosen_lr=guess)
+    return list(dict.fromkeys([*grid_runs(ch), *(c.exp for c in cells(ch))]))
 
 
 def scored_splits(ch: MSLMChapter, data: SLMData) -> dict[str, list[list[str]]]:
@@ -375,6 +398,46 @@ def train_all(ch: MSLMChapter) -> None:
     todo = [e for e in unique_runs(ch) if not _eval_path(ch, e).is_file()]
     todo.sort(key=lambda e: (e.corpus != "pku", e.model.encoder))
     run_all(_train_one, [(ch, e) for e in todo], workers=ch.workers, desc="segmental LM runs")
+
+
+def grid_runs(ch: MSLMChapter) -> list[SLMExperiment]:
+    """Every run of the learning-rate grid: each cell's first seed at each of its rates."""
+    out = []
+    for cell, rates in ch.lr_grid.items():
+        corpus, encoder = cell.split("/")
+        out += [slm_experiment(ch, corpus, encoder, seed=ch.seeds_for(corpus, encoder)[0], lr=r) for r in rates]
+    return out
+
+
+def lr_grid(ch: MSLMChapter) -> pd.DataFrame:
+    """One row per grid run: the cell, the rate, its best dev bpc and dev boundary MCC with their steps, and
+    which selection chose it ("unsupervised", "lightly supervised", both or neither). Trains what is missing."""
+    runs = grid_runs(ch)
+    run_all(_train_one, [(ch, e) for e in runs if not _eval_path(ch, e).is_file()], workers=ch.workers,
+            desc="learning-rate grid")
+    rows = []
+    for exp in runs:
+        summary = load_summary(run_dir(ch.store, exp))
+        mcc = summary["extra_best"]["dev_mcc"]
+        rows.append({"cell": f"{exp.corpus}/{exp.model.encoder}", "lr": exp.train.lr,
+                     "dev_bpc": summary["best_metrics"]["dev_bpc"], "bpc_step": summary["best_step"],
+                     "dev_mcc": mcc["metrics"]["dev_mcc"], "mcc_step": mcc["step"]})
+    out = pd.DataFrame(rows)
+    for selection, (column, ascending) in {"unsupervised": ("dev_bpc", True),
+                                           "lightly supervised": ("dev_mcc", False)}.items():
+        # the best by its criterion; on a tie the smaller rate
+        best = out.sort_values([column, "lr"], ascending=[ascending, True]).groupby("cell").head(1).index
+        out[selection] = out.index.isin(best)
+    return out
+
+
+def select_learning_rates(ch: MSLMChapter) -> MSLMChapter:
+    """`ch` with each grid cell's rate per selection chosen on the dev set; `ch` itself without a grid."""
+    if not ch.lr_grid or ch.chosen_lr:
+        return ch
+    grid = lr_grid(ch)
+    chosen = {f"{r.cell}/{sel}": float(r.lr) for sel in SELECTIONS for r in grid[grid[sel]].itertuples()}
+    return dataclasses.replace(ch, chosen_lr=chosen)
 
 
 def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
