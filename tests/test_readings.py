@@ -133,3 +133,15 @@ def test_table5_numbers():
     assert n["msr_nn_pretraining_gain"] == pytest.approx(0.2)
     assert n["paper_pku_mmtnn_pretraining_gain"] == pytest.approx(0.5)
     assert n["pku_mmtnn_pre_gap"] == pytest.approx(0.5)
+
+
+def test_table4_counts_the_neighbours_of_the_querys_class():
+    rows = [{"embedding": e, "class": kind, "query": q, "rank": r, "neighbour": c, "metric": "euclidean_distance",
+             "ours": 1.0}
+            for e in ("MMTNN lookup table", "word2vec (pre-training)")
+            for kind, q, chars in (("number", "五", "八３的了百"), ("family name", "王", "张李的天了"),
+                                   ("punctuation", "，", "；。的、他"))
+            for r, c in enumerate(chars, start=1)]
+    n = mmtnn_tables.class_shares(pd.DataFrame(rows))
+    assert (n["lookup_number"], n["lookup_family_name"], n["lookup_punctuation"]) == (3, 2, 3)
+    assert n["word2vec_number_of"] == 5 and n["word2vec_family_name_chars"] == "张李的天了"

@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import math
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
+import torch
 
 from ...data.resolve import resolve
 from ...eval.sighan import (Counts, format_report, offset_counts, report_totals, run_official_script,
                               score)
 from ...results import paper_values
+from ...store import required
 from . import experiment as ex
 from .experiment import DATASETS, MODELS, MMTNNChapter
-from .pretrain import nearest
+from .pretrain import char_vectors, nearest
 
 METRICS = ("precision", "recall", "f1", "oov_recall")
 LABELS = {"crf": "CRF (unigram features)", "nn": "NN (Zheng-style; transition scores)",
@@ -91,20 +95,54 @@ QUERIES = {"number": "五", "family name": "王", "punctuation": "，"}
 
 
 def table4(ch: MMTNNChapter, k: int = 5) -> pd.DataFrame:
-    """The k nearest characters (Euclidean) to each query in Table 3's MMTNN lookup table."""
+    """The k nearest characters (Euclidean) to each query in Table 3's MMTNN lookup table, and in the word2vec
+    vectors that initialise the pre-trained models (the paper shows the former only)."""
     segmenter = ex.get_segmenter(ch, ch.model(dataset="pku", model="mmtnn"))
-    table = segmenter.model.char.weight.detach()
-    vocab = segmenter.encoder.vocab
+    vectors = char_vectors(ch.word2vec, required(ch.store))
+    w2v_itos = list(vectors)
+    sources = {"MMTNN lookup table": (segmenter.model.char.weight.detach(), segmenter.encoder.vocab.itos),
+               "word2vec (pre-training)": (torch.from_numpy(np.stack([vectors[c] for c in w2v_itos])), w2v_itos)}
     return pd.DataFrame([
-        {"class": kind, "query": query, "rank": rank, "neighbour": char, "metric": "euclidean_distance",
-         "ours": round(dist, 4)}
-        for kind, query in QUERIES.items() if query in vocab.stoi  # a smoke-sized vocabulary may lack one
-        for rank, (char, dist) in enumerate(nearest(table, vocab.itos, query, k=k), start=1)])
+        {"embedding": source, "class": kind, "query": query, "rank": rank, "neighbour": char,
+         "metric": "euclidean_distance", "ours": round(dist, 4)}
+        for source, (table, itos) in sources.items()
+        for kind, query in QUERIES.items() if query in itos  # a smoke-sized vocabulary may lack one
+        for rank, (char, dist) in enumerate(nearest(table, itos, query, k=k), start=1)])
 
 
 def neighbours(table4: pd.DataFrame) -> pd.DataFrame:
-    """One column per query, as the paper lays Table 4 out."""
-    return table4.pivot(index="rank", columns="query", values="neighbour")
+    """One column per query (and embedding), as the paper lays Table 4 out."""
+    return table4.pivot(index="rank", columns=["embedding", "query"], values="neighbour")
+
+
+NUMERALS = set("〇零一二两三四五六七八九十百千万亿") | set("０１２３４５６７８９0123456789")
+
+
+def in_class(kind: str, char: str, dictionary) -> bool:
+    """Whether a neighbour belongs to its query's class: a numeral, a family name (a CC-CEDICT entry of the
+    character glossed "surname ..."), punctuation (Unicode category P)."""
+    if kind == "number":
+        return char in NUMERALS
+    if kind == "punctuation":
+        return unicodedata.category(char).startswith("P")
+    return any(g.startswith("surname") for e in dictionary.entries.get(char, []) for g in e.glosses)
+
+
+def class_shares(table4: pd.DataFrame) -> dict[str, object]:
+    """Per embedding and query: how many of the neighbours are of the query's class (`in_class`), for the
+    page's sentence (`{embedding}_{class}`: e.g. "lookup_number", "word2vec_family_name")."""
+    from ...data.lexicon import cedict
+
+    dictionary = cedict(frozenset(table4.neighbour))
+    short = {"MMTNN lookup table": "lookup", "word2vec (pre-training)": "word2vec"}
+    out: dict[str, object] = {}
+    for (source, kind), g in table4.groupby(["embedding", "class"], sort=False):
+        hits = [c for c in g.neighbour if in_class(kind, c, dictionary)]
+        key = f"{short[source]}_{kind.replace(' ', '_')}"
+        out[key] = len(hits)
+        out[f"{key}_of"] = len(g)
+        out[f"{key}_chars"] = "".join(g.neighbour)
+    return out
 
 
 # ---- Tables 5 and 6 ----
