@@ -68,6 +68,17 @@ def word2vec_vectors(store: Store, key: Any, sentences: Callable[[], list[list[s
     return dict(zip(itos, vectors))
 
 
+def vectors_summary(store: Store, key: Any, data: Mapping[str, str]) -> dict[str, Any]:
+    """done.json of made vectors: tokens, types, wall time and, trained until stable, the epochs and overlaps."""
+    from .store import load_summary
+
+    return load_summary(store.run_dir(key, data, _code_version()))
+
+
+def _code_version() -> str:  # as `word2vec_vectors` keys its vectors
+    return source_version("word2vec", word2vec_vectors, nearest_ids)
+
+
 def nearest_ids(vectors: np.ndarray, probes: int = 500, k: int = 10) -> np.ndarray:
     """(probes, k): the k nearest rows by cosine of each of the first `probes` rows (gensim orders rows by
     frequency, so these are the most frequent characters), itself excluded."""

@@ -338,7 +338,30 @@ def table5_numbers(table5: pd.DataFrame) -> dict[str, float]:
             for m in ("nn", "mmtnn"):
                 out[f"{prefix}{m}_pretraining_gain"] = f[(m, True)] - f[(m, False)]
         out[f"{key}_mmtnn_pre_gap"] = out[f"paper_{key}_mmtnn_pre_f1"] - out[f"{key}_mmtnn_pre_f1"]
+        for m, name in (("mmtnn", "MMTNN"), ("nn", "Zheng et al.")):
+            out[f"{key}_{m}_pretraining_verdict"] = _moves(out[f"{key}_{m}_pretraining_gain"], f"{name}'s F")
+        out[f"{key}_lead_verdict"] = ("stays above" if min(out[f"{key}_mmtnn_lead"], out[f"{key}_mmtnn_lead_pre"]) > 0
+                                      else "does not stay above")
     return out
+
+
+def _moves(gain: float, what: str, flat: float = 0.1) -> str:
+    if gain > flat:
+        return f"raises {what} by {gain:.1f}"
+    if gain < -flat:
+        return f"lowers {what} by {-gain:.1f}"
+    return f"leaves {what} where it was ({gain:+.1f})"
+
+
+def pretraining_numbers(ch: MMTNNChapter) -> dict[str, object]:
+    """How the pre-trained vectors were made: characters, epochs and the last epoch's neighbour overlap."""
+    from ...word2vec import vectors_summary
+    from .pretrain import corpus_checksums
+
+    made = vectors_summary(required(ch.store), ch.word2vec, corpus_checksums())
+    overlaps = made.get("neighbour_overlap") or [math.nan]
+    return {"w2v_chars_m": made["tokens"] / 1e6, "w2v_epochs": made.get("epochs_trained", ch.word2vec.epochs),
+            "w2v_last_overlap": overlaps[-1], "w2v_dim": ch.word2vec.dim}
 
 
 def table6_numbers(ch: MMTNNChapter, table6: pd.DataFrame) -> dict[str, float]:
