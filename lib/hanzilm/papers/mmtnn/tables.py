@@ -379,6 +379,7 @@ def table6_numbers(ch: MMTNNChapter, table6: pd.DataFrame) -> dict[str, float]:
     dev = pd.DataFrame(ex.dev_history(ch, ch.model(dataset="pku", model="mmtnn", pretrained=True, bigram=True)))
     out["pku_bigram_best_epoch"] = int(dev.loc[dev.dev_f1.idxmax(), "epoch"])
     out["pku_bigram_last_epoch"] = int(dev.epoch.max())
+    out["msr_gain_comparison"] = "larger" if out["msr_bigram_gain"] > out["pku_bigram_gain"] else "not larger"
     return out
 
 
