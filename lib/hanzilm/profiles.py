@@ -107,12 +107,9 @@ PROFILES: dict[str, Profile] = {
         torch_threads=2,
         overrides={
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
-            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each, matrix products in bfloat16
-            # (fp32 weights and loss; 1.2-1.3x faster on a CPU with AVX512_BF16: the time pays for the
-            # alpha-scaling ablation's second Backpack)
+            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each
             "backpack": {"lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
-                         "lm.train.precision": "bf16",
                          "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,
                          "lm.train.checkpoint_every": 100, "lm.train.log_every": 25},
             # MMTNN: full stand-in training data, each model until 3 epochs bring no better dev F1 (30 at most),
