@@ -7,7 +7,9 @@
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
 round in one process (so machine load hits both alike), median step time each. The Backpack has one
 contextualisation block fewer than the GPT (the paper's pairing). Evaluation: no-grad forward tokens/s.
-Prints tokens/s and the Backpack/GPT step-time ratio (target <= 1.3, acceptance <= 1.6).
+Prints tokens/s, the Backpack/GPT step-time ratio (target <= 1.3, acceptance <= 1.6) and the ratio of the
+floating-point work of one training step (torch's FlopCounterMode: matmuls and attention): a step-time ratio
+below the work ratio means the Backpack computes faster per FLOP than the GPT.
 The reference anchor (nanoGPT train.py, 4/4/128, block 256, batch 16, vocab ~3.7k) is ~10.0k tokens/s.
 """
 
@@ -78,6 +80,17 @@ def main() -> None:
             if rnd >= 3:
                 times[name].append(time.perf_counter() - t0)
 
+    from torch.utils.flop_counter import FlopCounterMode
+
+    flops: dict[str, int] = {}
+    x = batch()
+    for name, m in models.items():
+        counter_mode = FlopCounterMode(display=False)
+        with counter_mode:
+            m.loss(x).backward()
+        m.zero_grad(set_to_none=True)
+        flops[name] = counter_mode.get_total_flops()
+
     eval_tps: dict[str, float] = {}
     x = batch()[:, :-1]
     for name, m in models.items():
@@ -97,8 +110,11 @@ def main() -> None:
     for name, m in models.items():
         n = sum(p.numel() for p in m.parameters())
         print(f"  {name:9s} {n / 1e6:6.2f} M params   train {tokens / step[name]:8.0f} tok/s  "
-              f"step {step[name] * 1e3:7.1f} ms   eval {eval_tps[name]:8.0f} tok/s")
-    print(f"  step-time ratio backpack/gpt: {step['backpack'] / step['gpt']:.2f}")
+              f"step {step[name] * 1e3:7.1f} ms   eval {eval_tps[name]:8.0f} tok/s   "
+              f"{flops[name] / 1e9:6.1f} GFLOP/step")
+    work = flops["backpack"] / flops["gpt"]
+    print(f"  step-time ratio backpack/gpt: {step['backpack'] / step['gpt']:.2f}   work ratio: {work:.2f} "
+          f"(so the Backpack runs at {work / (step['backpack'] / step['gpt']):.0%} of the GPT's FLOP rate)")
 
 
 if __name__ == "__main__":
