@@ -39,7 +39,7 @@ def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
 
 
 def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_chars: int = 2048,
-                bf16_output: bool = False, within_pools: bool = False) -> float:
+                bf16_output: bool = False, within_pools: bool = False, bf16: bool = False) -> float:
     data = load_data(corpus)
     batches = CharBatches(data.encode(data.train), batch_chars, seed=0, within_pools=within_pools)
     per_epoch = len(batches._epoch(0))
@@ -53,7 +53,9 @@ def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_cha
     for step, index in enumerate(sample):
         b = batches(index)
         t0 = time.perf_counter()
-        model.loss(b).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # as the trainer's precision="bf16"
+            loss = model.loss(b)
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -84,6 +86,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dim", type=int, default=256, help="256: the paper's; 128: the cpu profile's")
     ap.add_argument("--bf16-output", action="store_true", help="the output layer in bfloat16 (cpu profile)")
+    ap.add_argument("--bf16", action="store_true", help="every cell also under bfloat16 autocast (the trainer's "
+                    "precision='bf16'; the lattice stays fp32), within pools")
+    ap.add_argument("--cells", default="pku/mslm,pku/rslm,pku/dmslm,ptb/mslm,ptb/rslm",
+                    help="corpus/encoder pairs to time")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     g0 = matmul_gflops()
@@ -92,10 +98,14 @@ def main() -> None:
     default_cps = train_speed("pku", "mslm", args.steps, args.dim, bf16_output=args.bf16_output)
     keep_freed_memory()
     rows = []
-    for corpus, encoder in [("pku", "mslm"), ("pku", "rslm"), ("pku", "dmslm"), ("ptb", "mslm"), ("ptb", "rslm")]:
+    autocast = {}
+    for corpus, encoder in (c.split("/") for c in args.cells.split(",")):
         across = train_speed(corpus, encoder, args.steps, args.dim, bf16_output=args.bf16_output)
         within = train_speed(corpus, encoder, args.steps, args.dim, bf16_output=args.bf16_output,
                              within_pools=True)
+        if args.bf16:
+            autocast[corpus, encoder] = train_speed(corpus, encoder, args.steps, args.dim, within_pools=True,
+                                                    bf16=True)
         rows.append((corpus, encoder, across, within))
     print(f"pku mslm with glibc's default malloc thresholds: {default_cps:.0f} chars/s; with keep_freed_memory: "
           f"{rows[0][2]:.0f} chars/s = {rows[0][2] / default_cps:.2f}x")
@@ -112,9 +122,14 @@ def main() -> None:
             scaled = cps * ANCHOR_GFLOPS / g
             line += f" {cps:7.0f} chars/s @anchor {scaled:6.0f} = {scaled / ANCHOR_AUTHORS_CHARS_S:.2f}x authors'"
         print(line + f"   within/across {within / across:.2f}x")
+        if (corpus, encoder) in autocast:
+            cps = autocast[corpus, encoder]
+            scaled = cps * ANCHOR_GFLOPS / g
+            print(f"  {'':14s} bf16 autocast, within pools: {cps:7.0f} chars/s @anchor {scaled:6.0f} = "
+                  f"{scaled / ANCHOR_AUTHORS_CHARS_S:.2f}x authors' ({cps / within:.2f}x fp32 within pools)")
     print("\nlattice forward+backward alone (log_marginal), same batch shapes:")
     step_us = {c: 1e6 / cps for c, e, cps, _ in rows if e == "mslm"}
-    for corpus, K in [("pku", 5), ("pku", 10), ("ptb", 5), ("ptb", 10)]:
+    for corpus, K in [(c, K) for c in step_us for K in (5, 10)]:
         us = lattice_us_per_char(corpus, K, args.steps)
         print(f"  {corpus} k={K:<2} {us:7.1f} us/char = {us / step_us[corpus]:.1%} of an MSLM training step "
               f"({corpus}, k={MAX_SEG_LEN[corpus]})")
