@@ -61,7 +61,8 @@ from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
 ch = chapter(prof)
-print(f"PKU test lines scored: {'all' if ch.test_lines is None else ch.test_lines}")
+lines = "all" if ch.test_lines is None else ch.test_lines
+print(f"PKU test lines scored: {lines}")
 
 # %% [markdown]
 # ## 1. The official script beside ours
@@ -72,11 +73,14 @@ print(f"PKU test lines scored: {'all' if ch.test_lines is None else ch.test_line
 # same value.
 
 # %%
+used = {"MMTNN (Table 3)": ["sighan2005", DATASETS["pku"]["train"]],
+        "jieba 0.42.1": ["sighan2005"],
+        "one character per word": ["sighan2005"]}
 side = write_results(
-    tables.scorer_side_by_side(ch), chapter="mmtnn", name="scorer_side_by_side", run=run, by="system",
-    datasets={"MMTNN (Table 3)": ["sighan2005", DATASETS["pku"]["train"]], "jieba 0.42.1": ["sighan2005"],
-              "one character per word": ["sighan2005"]},
-    notes="the official script run with perl and GNU diff, beside hanzilm score in both modes")
+    tables.scorer_side_by_side(ch), chapter="mmtnn",
+    name="scorer_side_by_side", run=run, by="system", datasets=used,
+    notes="the official script run with perl and GNU diff, beside hanzilm "
+          "score in both modes")
 parity = tables.parity_view(side)
 parity
 
@@ -84,14 +88,16 @@ parity
 # ## 2. jieba on the whole official test inputs
 
 # %%
-jieba = write_results(tables.scorer_jieba(), chapter="mmtnn", name="scorer_jieba", run=run,
-                      datasets=["sighan2005"],
-                      notes="jieba on the official test inputs; official_script_f1 from ../shared/anchors.md")
+jieba = write_results(tables.scorer_jieba(), chapter="mmtnn",
+                      name="scorer_jieba", run=run, datasets=["sighan2005"],
+                      notes="jieba on the official test inputs; "
+                            "official_script_f1 from ../shared/anchors.md")
 show(jieba)
 glue_values(tables.parity_numbers(side, jieba))
 
 # %%
-f_measure = parity.xs("F MEASURE", level="metric")[[tables.SCRIPT, *tables.ALIGNMENTS.values()]]
+columns = [tables.SCRIPT, *tables.ALIGNMENTS.values()]
+f_measure = parity.xs("F MEASURE", level="metric")[columns]
 ax = f_measure.plot.barh(figsize=(9, 3))
 ax.set_xlabel("F (the script's F MEASURE)")
 ax.set_ylabel("")

@@ -34,9 +34,12 @@ from hanzilm.papers.mmtnn.experiment import DATASETS, chapter
 
 prof, run = start(profile, seed)
 ch = chapter(prof)
-spread = write_results(tables.seed_spread(ch), chapter="mmtnn", name="seed_spread", run=run,
+notes = (f"profile {prof.name}: PKU models of Tables 3 and 5 at seeds 0 and "
+         f"{ch.spread_seeds}")
+spread = write_results(tables.seed_spread(ch), chapter="mmtnn",
+                       name="seed_spread", run=run,
                        datasets=["sighan2005", DATASETS["pku"]["train"]],
-                       notes=f"profile {prof.name}: PKU models of Tables 3 and 5 at seeds 0 and {ch.spread_seeds}")
+                       notes=notes)
 show(spread)
 
 # %% [markdown]

@@ -37,10 +37,11 @@ prof, run = start(profile, seed)
 ch = chapter(prof)
 
 # %%
-table4 = write_results(tables.table4(ch), chapter="mmtnn", name="table4", run=run,
-                       datasets=["pku_training_pd199801"],
-                       notes="nearest characters in the MMTNN lookup table (PKU stand-in training, random init) "
-                             "and in the word2vec vectors of the pre-trained models")
+notes = ("nearest characters in the MMTNN lookup table (PKU stand-in training, "
+         "random init) and in the word2vec vectors of the pre-trained models")
+table4 = write_results(tables.table4(ch), chapter="mmtnn", name="table4",
+                       run=run, datasets=["pku_training_pd199801"],
+                       notes=notes)
 glue_values(tables.class_shares(table4))
 show(table4)
 

@@ -38,23 +38,26 @@ from hanzilm.results import paper_values, write_results
 prof, run = start(profile, seed)
 ch = chapter(prof)
 w2v = ch.word2vec
-print(f"word2vec: dim {w2v.dim}, window {w2v.window}, skip-gram, {w2v.epochs} epoch(s), "
-      f"corpus limit {'none' if w2v.max_chars is None else w2v.max_chars} characters")
+limit = "none" if w2v.max_chars is None else f"{w2v.max_chars:,} characters"
+print(f"word2vec: dim {w2v.dim}, window {w2v.window}, skip-gram, at most "
+      f"{w2v.epochs} epochs, corpus limit: {limit}")
 
 # %%
 table = tables.table5(ch)
+paper = paper_values(
+    "mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
+    metrics={m: m for m in ("precision", "recall", "f1")}, where={"table": 5})
 table5 = write_results(
     table, chapter="mmtnn", name="table5", run=run,
-    datasets=tables.row_datasets(table), by=("dataset", "model"),
-    paper=paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
-                       metrics={"precision": "precision", "recall": "recall", "f1": "f1"}, where={"table": 5}),
-    notes="stand-in training data (PKU: People's Daily 1998-01; MSR: 3,999-sentence sample); pre-training on our "
-          "LM corpus instead of Gigaword",
+    datasets=tables.row_datasets(table), by=("dataset", "model"), paper=paper,
+    notes="stand-in training data (PKU: People's Daily 1998-01; MSR: "
+          "3,999-sentence sample); pre-training on our LM corpus, not Gigaword",
 )
 show(table5)
 
 # %%
-glue_values({**tables.table5_numbers(table5), **tables.pretraining_numbers(ch)})
+glue_values(tables.table5_numbers(table5))
+glue_values(tables.pretraining_numbers(ch))
 tables.metrics_pivot(table5, index=["dataset", "model"])
 
 # %% [markdown]
