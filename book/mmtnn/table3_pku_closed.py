@@ -40,8 +40,9 @@ from hanzilm.results import paper_values, write_results
 prof, run = start(profile, seed)
 ch = chapter(prof)
 seg = ch.segmenter
-print(f"at most {seg.epochs} epochs, early stopping after {seg.patience or 'no'} epochs without a better dev F1; "
-      f"training sentences: {'all' if seg.train_sentences is None else seg.train_sentences}")
+n_train = "all" if seg.train_sentences is None else seg.train_sentences
+print(f"at most {seg.epochs} epochs, stopping after {seg.patience or 'no'} "
+      f"epochs without a better dev F1; training sentences: {n_train}")
 
 # %% [markdown]
 # ## The learning rate of each model, chosen on the dev set
@@ -53,10 +54,24 @@ print(f"at most {seg.epochs} epochs, early stopping after {seg.patience or 'no'}
 # bigram models train at their family's PKU rate.
 
 # %%
-grid = write_results(tables.lr_grid(ch), chapter="mmtnn", name="lr_grid", run=run,
-                     datasets=["pku_training_pd199801"],
-                     notes="PKU dev split (last 10 % of the stand-in training sentences); seed of the chapter")
-tables.grid_view(grid)
+grid = write_results(tables.lr_grid(ch), chapter="mmtnn", name="lr_grid",
+                     run=run, datasets=["pku_training_pd199801"],
+                     notes="PKU dev split (last 10 % of the stand-in training "
+                           "sentences); seed of the chapter")
+view = tables.grid_view(grid)
+fig, ax = plt.subplots(figsize=(6.5, 3))
+for family, g in view.reset_index().groupby("family", sort=False):
+    ax.plot(g["lr"], g["best_dev_f1"], marker="o", label=family)
+    best = g[g["chosen"] == "✓"]
+    ax.plot(best["lr"], best["best_dev_f1"], "k*", ms=10)
+ax.set_xscale("log")
+ax.set_xlabel("AdaGrad learning rate")
+ax.set_ylabel("best dev F1 (%)")
+ax.set_title("PKU dev F1 per rate (star: the chosen rate)", fontsize=9)
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+view
 
 # %% [markdown]
 # ## Training and testing the four models
@@ -64,18 +79,20 @@ tables.grid_view(grid)
 # Each model is trained once and stored (`ch.store`); Tables 4 and 5 load the same models.
 
 # %%
+paper = paper_values(
+    "mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
+    metrics={m: m for m in ("precision", "recall", "f1", "oov_recall")},
+    where={"table": 3})
 table3 = write_results(
     tables.table3(ch), chapter="mmtnn", name="table3", run=run,
-    datasets=["sighan2005", "pku_training_pd199801"],
-    paper=paper_values("mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
-                       metrics={"precision": "precision", "recall": "recall", "f1": "f1", "oov_recall": "oov_recall"},
-                       where={"table": 3}),
-    notes="PKU closed test; training on the People's Daily 1998-01 stand-in; test = official SIGHAN 2005 gold",
+    datasets=["sighan2005", "pku_training_pd199801"], paper=paper,
+    notes="PKU closed test; training on the People's Daily 1998-01 stand-in; "
+          "test = official SIGHAN 2005 gold",
 )
 show(table3)
 
 # %%
-curves = tables.dev_curves(ch, "pku")  # the selection runs' dev F1 per epoch, plotted below
+curves = tables.dev_curves(ch, "pku")  # each model's dev F1 per epoch (below)
 glue_values(tables.table3_numbers(table3, curves, ch))
 
 # %% [markdown]
@@ -114,7 +131,8 @@ crf_dev = tables.crf_dev_f1(ch, "pku")
 fig, ax = plt.subplots()
 for name, df in curves.groupby("model", sort=False):
     ax.plot(df["epoch"], df["dev_f1"], marker="o", label=name)
-ax.axhline(crf_dev, color="grey", linestyle="--", label="CRF (unigram features)")
+ax.axhline(crf_dev, color="grey", linestyle="--",
+           label="CRF (unigram features)")
 ax.set_xlabel("epoch")
 ax.set_ylabel("dev F1 (%)")
 ax.set_title("PKU (stand-in training data): dev F1 per epoch")
