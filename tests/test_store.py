@@ -274,3 +274,14 @@ def test_the_code_version_changes_with_the_code_not_with_its_comments(tmp_path):
     assert versions[0].startswith("m/") and len(versions[0]) == 14
     cfg = _tiny.TinyExperiment()
     assert config_key(cfg, DATA, versions[0]) != config_key(cfg, DATA, versions[3])
+
+
+def test_the_code_version_is_the_code_the_process_imported(tmp_path):
+    """A long run keeps the keys of the code it runs: editing a file after the first hash (the modules that key
+    models hash at import) does not change the version this process computes."""
+    from hanzilm.keys import source_version
+
+    module = _source_module(tmp_path, "edited", 'def step(x):\n    return 2 * x\n')
+    first = source_version("m", module.step)
+    (tmp_path / "edited.py").write_text('def other():\n    pass\n\n\ndef step(x):\n    return 3 * x\n')
+    assert source_version("m", module.step) == first

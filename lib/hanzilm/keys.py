@@ -33,17 +33,28 @@ def key_fields(obj: Any) -> Any:
     return obj
 
 
+_VERSIONS: dict[tuple, str] = {}
+
+
 def source_version(name: str, *objects: Any) -> str:
     """`name/<12 hex>`: a hash of the source of `objects` (modules, classes, functions: the code that trains
     an artefact), for a store key. Parsed and dumped without docstrings, so a comment or docstring edit keeps
-    every key and any change to what runs makes every artefact built by it another one."""
+    every key and any change to what runs makes every artefact built by it another one.
+
+    The source is read from the files, so the first hash of the same objects is kept for the process, and the
+    modules that key models compute theirs when they are imported: a long run whose files are edited meanwhile
+    keeps the keys of the code it runs (reading the edited file later would hash other lines)."""
     import ast
     import hashlib
     import inspect
 
+    memo = (name, *map(id, objects))
+    if memo in _VERSIONS:
+        return _VERSIONS[memo]
     h = hashlib.sha256()
     for obj in objects:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        text = textwrap.dedent(inspect.getsource(obj))
+        tree = ast.parse(text)
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
@@ -51,4 +62,5 @@ def source_version(name: str, *objects: Any) -> str:
                     and isinstance(body[0].value.value, str)):
                 node.body = body[1:] or [ast.Pass()]
         h.update(ast.dump(tree, annotate_fields=False).encode())
-    return f"{name}/{h.hexdigest()[:12]}"
+    _VERSIONS[memo] = f"{name}/{h.hexdigest()[:12]}"
+    return _VERSIONS[memo]

@@ -72,11 +72,7 @@ def vectors_summary(store: Store, key: Any, data: Mapping[str, str]) -> dict[str
     """done.json of made vectors: tokens, types, wall time and, trained until stable, the epochs and overlaps."""
     from .store import load_summary
 
-    return load_summary(store.run_dir(key, data, _code_version()))
-
-
-def _code_version() -> str:  # as `word2vec_vectors` keys its vectors
-    return source_version("word2vec", word2vec_vectors, nearest_ids)
+    return load_summary(store.run_dir(key, data, source_version("word2vec", word2vec_vectors, nearest_ids)))
 
 
 def nearest_ids(vectors: np.ndarray, probes: int = 500, k: int = 10) -> np.ndarray:
@@ -86,3 +82,7 @@ def nearest_ids(vectors: np.ndarray, probes: int = 500, k: int = 10) -> np.ndarr
     sims = unit[:probes] @ unit.T
     sims[np.arange(min(probes, len(unit))), np.arange(min(probes, len(unit)))] = -np.inf
     return np.argsort(-sims, axis=1)[:, :k]
+
+
+# hashed now, from the source the module was imported from (`source_version` keeps the first hash)
+source_version("word2vec", word2vec_vectors, nearest_ids)

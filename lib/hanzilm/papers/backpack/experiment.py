@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,16 +141,19 @@ def batches(cfg: LMConfig, corpus: EncodedCorpus) -> BlockBatches:
     return BlockBatches(corpus.splits["train"], cfg.batch_size, cfg.block_size, seed=cfg.train.seed)
 
 
-@functools.cache
-def code_version(model: str) -> str:
-    """Part of `model`'s store key: a hash of the source that trains and selects it, so a stored run of other
-    code is not reused."""
+def _code_versions() -> dict[str, str]:
     from ... import train as trainer
     from . import backpack, data, gpt
     from . import perplexity as ppl
 
     shared = (gpt, trainer, data.BlockBatches, ppl, build, model_config, gpt_config, dev_evaluator, batches)
-    return source_version("lm", *shared) if model == "gpt" else source_version("backpack", backpack, *shared)
+    return {"gpt": source_version("lm", *shared), "backpack": source_version("backpack", backpack, *shared)}
+
+
+def code_version(model: str) -> str:
+    """Part of `model`'s store key: a hash of the source that trains and selects it, so a stored run of other
+    code is not reused."""
+    return CODE_VERSIONS[model]
 
 
 def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
@@ -256,6 +258,10 @@ def evaluate(ch: BackpackChapter, corpus: EncodedCorpus, models: dict[str, torch
     cloze = {name: evaluate_cloze(m, cases, corpus.vocab, beam=ch.cloze.beam, block_size=ch.lm.block_size)
              for name, m in models.items()}
     return Evaluation(cases=cases, perplexity=ppl, cloze=cloze)
+
+
+# hashed when the module is imported, from the source it was imported from (see hanzilm.keys.source_version)
+CODE_VERSIONS = _code_versions()
 
 
 def main(argv: list[str] | None = None) -> None:

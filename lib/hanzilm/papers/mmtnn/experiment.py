@@ -14,7 +14,6 @@ loss with kappa per wrong tag, loss-augmented Viterbi, diagonal AdaGrad (lr 0.2)
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -290,7 +289,6 @@ def train_crf_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> CRFSegment
     return CRFSegmenter(directory / "crf.crfsuite")
 
 
-@functools.cache
 def _code_versions() -> dict[str, str]:
     from ... import train as trainer
     from . import crf, encoding, numpy_tagger, pretrain, segmenter, spec, tagger, tags, viterbi
@@ -304,7 +302,7 @@ def _code_versions() -> dict[str, str]:
 def code_version(cfg: SegmentationConfig) -> str:
     """The store key's code version: a hash of the source that trains and selects `cfg`'s model, so a change to
     it trains the model again instead of loading one the current code would not make."""
-    return _code_versions()["crf" if cfg.model == "crf" else "neural"]
+    return CODE_VERSIONS["crf" if cfg.model == "crf" else "neural"]
 
 
 def get_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig):
@@ -402,3 +400,8 @@ def evaluate(ch: MMTNNChapter, cfg: SegmentationConfig) -> Counts:
     """Train (or load) the model of `cfg` and score it on its dataset's official test set."""
     counts, _ = test_scores(ch, get_segmenter(ch, cfg), cfg.dataset)
     return counts
+
+
+# hashed when the module is imported, from the source it was imported from (a file edited later, while a long
+# run goes on, does not change the keys that run looks for)
+CODE_VERSIONS = _code_versions()

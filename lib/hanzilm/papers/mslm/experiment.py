@@ -191,15 +191,10 @@ def run_dir(store: Store, exp: SLMExperiment) -> Path:
                                    code_version=code_version())
 
 
-@functools.cache
 def code_version() -> str:
     """Part of every run's store key: a hash of the source that trains and selects an SLM, so a stored run of
     other code is not reused."""
-    from ... import train as trainer
-    from . import data, lattice, metrics, model
-
-    return source_version("mslm", model, lattice, data, metrics, trainer, build_model, char_vectors,
-                          word2vec_vectors, evaluate_corpus, dev_evaluator)
+    return CODE_VERSION
 
 
 
@@ -449,3 +444,15 @@ def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
         rows.append({"dataset": c.corpus.upper(), "selection": c.selection, "model": c.encoder.upper(),
                      "seed": c.seed, "lr": c.exp.train.lr, **m})
     return pd.DataFrame(rows)
+
+
+def _code_version() -> str:
+    from ... import train as trainer
+    from . import data, lattice, metrics, model
+
+    return source_version("mslm", model, lattice, data, metrics, trainer, build_model, char_vectors,
+                          word2vec_vectors, evaluate_corpus, dev_evaluator)
+
+
+# hashed when the module is imported, from the source it was imported from (see hanzilm.keys.source_version)
+CODE_VERSION = _code_version()
