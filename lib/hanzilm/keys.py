@@ -48,7 +48,7 @@ def source_version(name: str, *objects: Any) -> str:
     import hashlib
     import inspect
 
-    memo = (name, *map(id, objects))
+    memo = (name, *objects)  # the objects themselves (hashable by identity), kept alive by the memo
     if memo in _VERSIONS:
         return _VERSIONS[memo]
     h = hashlib.sha256()
