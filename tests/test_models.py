@@ -47,6 +47,9 @@ def test_names_and_the_preferred_profile(tmp_path):
     models = scan(NAMERS, root=tmp_path)
     assert resolve("pku-mmtnn+pre", models).path == newer
     assert resolve("pku-mmtnn+pre~a@cpu", models).path == cpu.parent  # the older one keeps a name of its own
+    # runs of a learning-rate grid: one name per rate (the CRF has none)
+    assert NAMERS["SegmentationConfig"][1]({**base, "lr": 0.1, "seed": 1}) == "pku-mmtnn+pre-lr0.1-s1"
+    assert NAMERS["SegmentationConfig"][1]({**base, "model": "crf", "pretrained": False, "lr": 0.05}) == "pku-crf"
 
 
 def test_the_shipped_segmenter_is_the_books_model():
@@ -54,9 +57,11 @@ def test_the_shipped_segmenter_is_the_books_model():
     Table 5's committed F1 on the official PKU test set."""
     record = json.loads((SHIPPED / "shipped.json").read_text(encoding="utf-8"))
     ch = experiment.configure("cpu")
-    cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True)
+    chosen = pd.read_csv(ROOT / "results" / "cpu" / "mmtnn" / "lr_grid.csv")  # the committed grid's choice
+    lr = chosen[(chosen.family == "mmtnn+pre") & chosen.chosen].lr.iloc[0]
+    cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True, lr=float(lr))
     assert record["store_run"] == f"cpu/{experiment.run_dir(ch, cfg).name}"
-    counts, _ = experiment.test_scores(ch, load(), "pku")
+    counts, _ = experiment.test_scores(ch, load("pku-mmtnn+pre@shipped"), "pku")
     table5 = pd.read_csv(ROOT / "results" / "cpu" / "mmtnn" / "table5.csv")
     committed = table5[(table5.dataset == "PKU") & (table5.model == "MMTNN + pre-training") & (table5.metric == "f1")]
     assert round(100 * counts.f1, 4) == pytest.approx(committed.ours.item(), abs=1e-4)

@@ -3,7 +3,7 @@ with the package, listed by `hanzilm models` and taken by `--model NAME` (`segme
 
 A name says what a model is in the paper's terms: `pku-mmtnn+pre` (MMTNN with pre-trained embeddings on PKU),
 `backpack`, `pku-mslm-s1`; where a profile's store holds older runs under the same name (older code or settings),
-the newest has the name and the others are `NAME~<key>`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre@cpu`, `@smoke`, `@shipped`); a bare
+the newest has the name and the others are `NAME~<key>`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre-lr0.05@cpu`, `@smoke`, `@shipped`); a bare
 name prefers the cpu run, then the shipped copy, then any other profile. Each paper names its own configs (its
 `commands.MODEL_NAMES`); this module only scans and resolves, so it imports no paper and no torch."""
 

@@ -18,9 +18,12 @@ DEFAULT_MODEL = "pku-mmtnn+pre"  # shipped with the package: `hanzilm segment` w
 
 
 def segmenter_name(config: dict) -> str:
-    """pku-mmtnn+pre+bigram, msr-nn, pku-crf, pku-mmtnn-s1 (seeds other than 0)."""
+    """pku-mmtnn+pre+bigram-lr0.05, msr-nn-lr0.2, pku-crf, pku-mmtnn-lr0.05-s1 (seeds other than 0). A stored run
+    names its learning rate (the dev set chooses one of several per model); the shipped model is the bare
+    `pku-mmtnn+pre`."""
     name = f"{config.get('dataset')}-{config.get('model')}"
     name += "+pre" * bool(config.get("pretrained")) + "+bigram" * bool(config.get("bigram"))
+    name += f"-lr{config['lr']:g}" if "lr" in config and config.get("model") != "crf" else ""
     return name + (f"-s{config['seed']}" if config.get("seed") else "")
 
 
