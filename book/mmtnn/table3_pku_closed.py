@@ -56,8 +56,8 @@ print(f"at most {seg.epochs} epochs, stopping after {seg.patience or 'no'} "
 # %%
 grid = write_results(tables.lr_grid(ch), chapter="mmtnn", name="lr_grid",
                      run=run, datasets=["pku_training_pd199801"],
-                     notes="PKU dev split (last 10 % of the stand-in training "
-                           "sentences); seed of the chapter")
+                     notes="PKU dev split (last 10 % of the stand-in "
+                           "training sentences); seed of the chapter")
 view = tables.grid_view(grid)
 fig, ax = plt.subplots(figsize=(6.5, 3))
 for family, g in view.reset_index().groupby("family", sort=False):
@@ -86,13 +86,13 @@ paper = paper_values(
 table3 = write_results(
     tables.table3(ch), chapter="mmtnn", name="table3", run=run,
     datasets=["sighan2005", "pku_training_pd199801"], paper=paper,
-    notes="PKU closed test; training on the People's Daily 1998-01 stand-in; "
-          "test = official SIGHAN 2005 gold",
+    notes="PKU closed test; training on the People's Daily 1998-01 "
+          "stand-in; test = official SIGHAN 2005 gold",
 )
 show(table3)
 
 # %%
-curves = tables.dev_curves(ch, "pku")  # each model's dev F1 per epoch (below)
+curves = tables.dev_curves(ch, "pku")  # dev F1 per model and epoch (below)
 glue_values(tables.table3_numbers(table3, curves, ch))
 
 # %% [markdown]

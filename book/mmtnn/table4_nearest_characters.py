@@ -37,13 +37,14 @@ prof, run = start(profile, seed)
 ch = chapter(prof)
 
 # %%
-notes = ("nearest characters in the MMTNN lookup table (PKU stand-in training, "
-         "random init) and in the word2vec vectors of the pre-trained models")
+notes = ("nearest characters in the MMTNN lookup table (PKU stand-in "
+         "training, random init) and in the word2vec vectors of the "
+         "pre-trained models")
 table4 = write_results(tables.table4(ch), chapter="mmtnn", name="table4",
                        run=run, datasets=["pku_training_pd199801"],
                        notes=notes)
 glue_values(tables.class_shares(table4))
-show(table4)
+show(table4.drop(columns=["metric"]))
 
 # %% [markdown]
 # The five neighbours of each query, as the paper lays them out (one column per query):

@@ -46,12 +46,15 @@ print(f"word2vec: dim {w2v.dim}, window {w2v.window}, skip-gram, at most "
 table = tables.table5(ch)
 paper = paper_values(
     "mmtnn_tables.csv", keys={"dataset": "dataset", "model": "model"},
-    metrics={m: m for m in ("precision", "recall", "f1")}, where={"table": 5})
+    metrics={m: m for m in ("precision", "recall", "f1")},
+    where={"table": 5})
 table5 = write_results(
     table, chapter="mmtnn", name="table5", run=run,
-    datasets=tables.row_datasets(table), by=("dataset", "model"), paper=paper,
+    datasets=tables.row_datasets(table), by=("dataset", "model"),
+    paper=paper,
     notes="stand-in training data (PKU: People's Daily 1998-01; MSR: "
-          "3,999-sentence sample); pre-training on our LM corpus, not Gigaword",
+          "3,999-sentence sample); pre-training on our LM corpus, not "
+          "Gigaword",
 )
 show(table5)
 

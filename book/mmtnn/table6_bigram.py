@@ -46,9 +46,10 @@ paper = paper_values(
     metrics={"f1": "f1"}, where={"table": 6})
 table6 = write_results(
     table, chapter="mmtnn", name="table6", run=run,
-    datasets=tables.row_datasets(table), by=("dataset", "model"), paper=paper,
-    notes="stand-in training data; pre-training on our LM corpus; comparison "
-          "rows quoted, not re-run",
+    datasets=tables.row_datasets(table), by=("dataset", "model"),
+    paper=paper,
+    notes="stand-in training data; pre-training on our LM corpus; "
+          "comparison rows quoted, not re-run",
 )
 show(table6)
 glue_values(tables.table6_numbers(ch, table6))
