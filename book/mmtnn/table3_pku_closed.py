@@ -42,7 +42,7 @@ ch = chapter(prof)
 seg = ch.segmenter
 n_train = "all" if seg.train_sentences is None else seg.train_sentences
 print(f"at most {seg.epochs} epochs, stopping after {seg.patience or 'no'} "
-      f"epochs without a better dev F1; training sentences: {n_train}")
+      f"epochs without a better dev F1\ntraining sentences: {n_train}")
 
 # %% [markdown]
 # ## The learning rate of each model, chosen on the dev set
