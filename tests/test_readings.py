@@ -120,6 +120,7 @@ def test_table3_numbers():
     assert n["tensor_step_oov_recall"] == pytest.approx(2.9) and n["nn_gap"] == pytest.approx(2.3)
     assert n["tag_step_verdict"].startswith("within 0.5 of the paper's")
     assert n["tensor_step_verdict"] == "2.3 points above the paper's"
+    assert n["simple_vs_paper"] == "NN 2.3 below and NN + tag embedding 2.3 below"
 
 
 def test_table5_numbers():

@@ -322,6 +322,9 @@ def table3_numbers(table3: pd.DataFrame, curves: pd.DataFrame, ch: MMTNNChapter)
                                   else f"{abs(off):.1f} points {'above' if off > 0 else 'below'} the paper's")
     for m in ("nn", "nn_tag"):
         out[f"paper_{m}_f1"], out[f"{m}_gap"] = v(m, "f1", "paper"), v(m, "f1", "paper") - v(m)
+    out["simple_vs_paper"] = " and ".join(
+        f"{name} {abs(out[f'{m}_gap']):.1f} {'below' if out[f'{m}_gap'] > 0 else 'above'}"
+        for m, name in (("nn", "NN"), ("nn_tag", "NN + tag embedding")))
     f1 = [v(m) for m in ("crf", "nn", "nn_tag", "mmtnn")]
     out["ordering"] = "holds" if all(a < b for a, b in zip(f1, f1[1:])) else "does not hold"
     for m in ("nn", "nn_tag", "mmtnn"):
