@@ -389,7 +389,8 @@ def _train_one(job: tuple[MSLMChapter, SLMExperiment]) -> None:
 
 def train_all(ch: MSLMChapter) -> None:
     """Train and evaluate every run the chapter needs that is not stored yet, `ch.workers` at a time (longest
-    corpus first, so the workers finish together)."""
+    corpus first, so the workers finish together); a learning-rate grid first, its rates chosen."""
+    ch = select_learning_rates(ch)
     todo = [e for e in unique_runs(ch) if not _eval_path(ch, e).is_file()]
     todo.sort(key=lambda e: (e.corpus != "pku", e.model.encoder))
     run_all(_train_one, [(ch, e) for e in todo], workers=ch.workers, desc="segmental LM runs")
@@ -437,6 +438,7 @@ def select_learning_rates(ch: MSLMChapter) -> MSLMChapter:
 
 def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
     """One row per (corpus, encoder, seed, selection): lr, the selected step and every metric."""
+    ch = select_learning_rates(ch)
     train_all(ch)
     rows = []
     for c in cells(ch):

@@ -21,7 +21,7 @@ import torch
 from ...results import paper_values
 from ...store import load_history
 from . import experiment
-from .experiment import (CORPORA, SELECTIONS, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
+from .experiment import (CORPORA, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
                          train_slm)
 from .model import ENCODERS
 
