@@ -142,8 +142,11 @@ def test_a_full_disk_names_the_output(model_dir, text_file, tmp_path):
 
 
 def test_ctrl_c_exits_130_with_one_line(model_dir):
+    # SIGINT back to its default in the child: a shell's background job (`cmd &`) ignores it, and Python keeps an
+    # ignored SIGINT ignored, so a test run from one would otherwise wait forever
     proc = subprocess.Popen([*HANZILM, "segment", "--flush", "--model", str(model_dir)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     proc.stdin.write("我们\n".encode("utf-8"))
     proc.stdin.flush()
     assert proc.stdout.readline()  # past start-up, waiting for the next line
