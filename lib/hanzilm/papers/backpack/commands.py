@@ -33,37 +33,35 @@ def run(args: argparse.Namespace) -> int:
 
     from ...data.lexicon import cedict
     from ...models import resolve, scan
-    from .sense_reader import SenseReader
+    from .sense_reader import SenseReader, label
 
     if len(args.char) != 1:
         raise HanzilmError(f"give one character, not {args.char!r}")
     if args.top < 1:
         raise HanzilmError("--top must be at least 1")
     if Path(args.model).is_dir():
-        where, label = Path(args.model), args.model
+        where, name = Path(args.model), args.model
     else:
         ref = f"backpack@{args.model}" if args.model in PROFILES else args.model
         model = resolve(ref, scan(MODEL_NAMES), paper="backpack")
         if model.name.split("~")[0] == "gpt2":
             raise HanzilmError(f"{model.ref} is not a Backpack: only a Backpack has senses")
-        where, label = model.path, model.ref
+        where, name = model.path, model.ref
     reader = SenseReader.load(where)
     vocab = reader.vocab
     if args.char not in vocab.stoi or args.char in vocab.specials:
-        raise HanzilmError(f"{args.char!r} is not in the {label} model's vocabulary ({len(vocab)} entries)")
+        raise HanzilmError(f"{args.char!r} is not in the {name} model's vocabulary ({len(vocab)} entries)")
     top = reader.top(args.char, min(args.top, len(vocab) - len(vocab.specials)))
     dictionary = None
     if not args.no_gloss:  # only the words shown are looked up
         dictionary = cedict(frozenset({args.char} | {w for sense in top for c, _ in sense for w in (c, args.char + c)}))
     head = f"{args.char}" + (f" ({dictionary.gloss(args.char)})" if dictionary else "")
-    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, {label}; (x)c: xc is a word")
+    print(f"{head}: top {args.top} characters of E^T C(x)_l per sense, {name}; (x)c: xc is a word")
     for sense, chars in enumerate(top):
         items = []
         for c, _ in chars:
-            word = args.char + c
-            composes = dictionary is not None and word in dictionary
-            gloss = "" if dictionary is None else dictionary.gloss(word if composes else c)
-            items.append(_visible(f"({args.char}){c}" if composes else c) + (f" [{gloss}]" if gloss else ""))
+            shown, _, gloss = label(args.char, c, dictionary)
+            items.append(_visible(shown) + (f" [{gloss}]" if gloss else ""))
         print(f"sense {sense:2d}: " + ("  ".join(items) if dictionary else " ".join(items)))
     return 0
 

@@ -16,6 +16,7 @@ import torch
 from ...data.lexicon import Dictionary, is_han
 from ...data.vocab import CharVocab
 from .common import banned_ids
+from .sense_reader import label
 from .prompts import PAPER_COMPOSING_SENSE, PAPER_RELATED_SENSE, PAPER_TOP
 
 
@@ -44,12 +45,9 @@ def top_characters(model: torch.nn.Module, vocab: CharVocab, char: str, top: int
     rows = []
     for sense in range(scores.shape[0]):
         for rank, (i, s) in enumerate(zip(best.indices[sense].tolist(), best.values[sense].tolist())):
-            c = vocab.itos[i]
-            word = char + c
-            composes = dictionary is not None and word in dictionary
-            gloss = "" if dictionary is None else dictionary.gloss(word if composes else c)
-            rows.append({"char": char, "sense": sense, "rank": rank, "top": f"({char}){c}" if composes else c,
-                         "score": s, "composes": composes, "gloss": gloss})
+            shown, composes, gloss = label(char, vocab.itos[i], dictionary)
+            rows.append({"char": char, "sense": sense, "rank": rank, "top": shown, "score": s,
+                         "composes": composes, "gloss": gloss})
     return pd.DataFrame(rows)
 
 

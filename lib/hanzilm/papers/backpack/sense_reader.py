@@ -88,3 +88,12 @@ class SenseReader:
         scores[:, [self.vocab.stoi[s] for s in self.vocab.specials]] = -np.inf
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         return [[(self.vocab.itos[i], float(row[i])) for i in idx] for row, idx in zip(scores, order)]
+
+
+def label(char: str, top: str, dictionary) -> tuple[str, bool, str]:
+    """How a top character is shown: "(天)涯" when char + top is a dictionary word (as the paper marks it), with
+    whether it is and an English gloss (of the word if it is one, else of the character); no gloss without a
+    dictionary."""
+    composes = dictionary is not None and char + top in dictionary
+    gloss = "" if dictionary is None else dictionary.gloss(char + top if composes else top)
+    return (f"({char}){top}" if composes else top), composes, gloss

@@ -265,8 +265,7 @@ def segmenter_path(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
 def dev_history(ch: MMTNNChapter, cfg: SegmentationConfig) -> list[dict]:
     """(epoch, dev_f1) of every evaluated epoch."""
     hist = [h for h in load_history(run_dir(ch, cfg)) if "dev_f1" in h]
-    train, _ = split_sentences(cfg)
-    per_epoch = math.ceil(len(train) / cfg.batch_size)
+    per_epoch = hist[0]["step"] if hist else 1  # evaluated after every epoch: the first at the first's end
     return [{"epoch": h["step"] // per_epoch, "dev_f1": h["dev_f1"]} for h in hist]
 
 
