@@ -36,12 +36,14 @@ def test_profiles_compose_the_chapter_once():
 
 def test_a_run_is_its_corpus_template_with_encoder_seed_and_rate():
     cpu = configure("cpu")
-    rslm = slm_experiment(cpu, "pku", "rslm", seed=2)
+    rslm = slm_experiment(cpu, "pku", "rslm", seed=2, lr=1e-3)   # a grid cell: its rate is given
     assert rslm.model == dataclasses.replace(cpu.pku.model, encoder="rslm", encoder_dropout=0.0)
     assert (rslm.train.seed, rslm.train.lr, rslm.train.warmup_steps) == (2, 1e-3, 50)   # 400 steps x 1/8
     assert dataclasses.replace(rslm, model=cpu.pku.model, train=cpu.pku.train) == cpu.pku
-    ptb = slm_experiment(cpu, "ptb", "mslm")
+    ptb = slm_experiment(cpu, "ptb", "mslm", lr=3e-3)
     assert ptb.model.encoder_dropout == 0.15 and ptb.train.warmup_steps == 0 and ptb.train.lr == 3e-3
+    with pytest.raises(ValueError, match="chosen on the dev set"):
+        slm_experiment(cpu, "ptb", "mslm")
 
 
 def test_run_keys_follow_the_code_that_trains_them(real_mirror, monkeypatch):
@@ -49,7 +51,7 @@ def test_run_keys_follow_the_code_that_trains_them(real_mirror, monkeypatch):
     from hanzilm.papers.mslm import experiment
 
     cpu = configure("cpu")
-    exp = slm_experiment(cpu, "ptb", "mslm")
+    exp = slm_experiment(cpu, "ptb", "mslm", lr=3e-3)
     assert experiment.code_version().startswith("mslm/")
     before = run_dir(cpu.store, exp)
     monkeypatch.setattr(experiment, "code_version", lambda: "mslm/other")
@@ -137,6 +139,8 @@ def test_the_papers_example_sentence_comes_first():
 
 
 def _smoke(tmp_path, **fields) -> MSLMChapter:
+    """The smoke chapter in a store of its own; without the profile's learning-rate grid unless given one."""
+    fields.setdefault("lr_grid", {})
     return dataclasses.replace(configure("smoke"), store=Store(tmp_path / "checkpoints"), **fields)
 
 

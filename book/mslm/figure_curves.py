@@ -43,10 +43,10 @@ from IPython.display import Markdown, display
 from hanzilm.notebook import start
 from hanzilm.results import write_results
 from hanzilm.papers.mslm import experiment, tables, trends
-from hanzilm.papers.mslm.experiment import configure
+from hanzilm.papers.mslm.experiment import chapter
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 experiment.train_all(ch)
 curves = tables.learning_curves(ch)
 _ = write_results(curves, chapter="mslm", name="figure_curves", run=run,

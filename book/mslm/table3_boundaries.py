@@ -34,10 +34,10 @@ from IPython.display import Markdown, display
 from hanzilm.notebook import show, start
 from hanzilm.results import write_results
 from hanzilm.papers.mslm import experiment, tables
-from hanzilm.papers.mslm.experiment import configure, load_data
+from hanzilm.papers.mslm.experiment import chapter, load_data
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 runs = experiment.evaluate_all(ch)
 
 # %%

@@ -31,10 +31,10 @@ from IPython.display import display
 from hanzilm.notebook import start
 from hanzilm.results import write_results
 from hanzilm.papers.mslm import experiment, tables
-from hanzilm.papers.mslm.experiment import configure
+from hanzilm.papers.mslm.experiment import chapter
 
 prof, run = start(profile, seed)
-ch = configure(prof)
+ch = chapter(prof)
 experiment.train_all(ch)
 sentences = tables.example_sentences("ptb")
 examples = tables.segment_examples(ch, "ptb", sentences)

@@ -391,9 +391,13 @@ def train_all(ch: MSLMChapter) -> None:
     """Train and evaluate every run the chapter needs that is not stored yet, `ch.workers` at a time (longest
     corpus first, so the workers finish together); a learning-rate grid first, its rates chosen."""
     ch = select_learning_rates(ch)
-    todo = [e for e in unique_runs(ch) if not _eval_path(ch, e).is_file()]
-    todo.sort(key=lambda e: (e.corpus != "pku", e.model.encoder))
+    todo = [e for e in _longest_first(unique_runs(ch)) if not _eval_path(ch, e).is_file()]
     run_all(_train_one, [(ch, e) for e in todo], workers=ch.workers, desc="segmental LM runs")
+
+
+def _longest_first(runs: list[SLMExperiment]) -> list[SLMExperiment]:
+    """PKU first, the (directional) MSLMs before the RSLM: the workers of a pool finish nearer together."""
+    return sorted(runs, key=lambda e: (e.corpus != "pku", e.model.encoder == "rslm"))
 
 
 def grid_runs(ch: MSLMChapter) -> list[SLMExperiment]:
@@ -409,8 +413,8 @@ def lr_grid(ch: MSLMChapter) -> pd.DataFrame:
     """One row per grid run: the cell, the rate, its best dev bpc and dev boundary MCC with their steps, and
     which selection chose it ("unsupervised", "lightly supervised", both or neither). Trains what is missing."""
     runs = grid_runs(ch)
-    run_all(_train_one, [(ch, e) for e in runs if not _eval_path(ch, e).is_file()], workers=ch.workers,
-            desc="learning-rate grid")
+    run_all(_train_one, [(ch, e) for e in _longest_first(runs) if not _eval_path(ch, e).is_file()],
+            workers=ch.workers, desc="learning-rate grid")
     rows = []
     for exp in runs:
         summary = load_summary(run_dir(ch.store, exp))

@@ -237,6 +237,21 @@ def last_evaluation(curves: pd.DataFrame) -> pd.DataFrame:
 
 # ---- the numbers of Table 2's reading (glued into its prose: hanzilm.notebook.glue_values) ---------------------
 
+def lr_grid_long(ch: MSLMChapter) -> pd.DataFrame:
+    """The learning-rate grid (`experiment.lr_grid`), long: dataset, cell, lr, chosen_by, metric, ours."""
+    grid = experiment.lr_grid(ch)
+    chosen = [" + ".join(sel for sel in experiment.SELECTIONS if r[sel]) or "-" for _, r in grid.iterrows()]
+    grid = grid.assign(chosen_by=chosen, dataset=grid.cell.str.split("/").str[0].str.upper())
+    grid = grid.drop(columns=list(experiment.SELECTIONS))
+    return grid.melt(id_vars=["dataset", "cell", "lr", "chosen_by"], var_name="metric", value_name="ours")
+
+
+def lr_grid_view(grid: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell and rate, the selections that chose it."""
+    wide = grid.pivot_table(index=["cell", "lr", "chosen_by"], columns="metric", values="ours", sort=False)
+    return wide[["dev_bpc", "bpc_step", "dev_mcc", "mcc_step"]].reset_index("chosen_by")
+
+
 def selection_agreement(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
     """Per dataset: how many runs there are, in how many both selections (best dev bpc, best dev MCC) kept the
     same checkpoint, and in how many that checkpoint is the run's last step. Where they agree, the lightly
