@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/lm_throughput.py [--layers 4 --heads 4 --embd 128 --block 256 --batch 16
                                                   --vocab 5260 --senses 16 --steps 20 --threads 2
-                                                  [--zipf | --corpus]]
+                                                  [--zipf | --corpus] [--bf16]
+                                                  [--nanogpt /path/to/nanoGPT/model.py]]
 
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
 round in one process (so machine load hits both alike), median step time each. The Backpack has one
@@ -10,14 +11,24 @@ contextualisation block fewer than the GPT (the paper's pairing). Evaluation: no
 Prints tokens/s, the Backpack/GPT step-time ratio (target <= 1.3, acceptance <= 1.6) and the ratio of the
 floating-point work of one training step (torch's FlopCounterMode: matmuls and attention): a step-time ratio
 below the work ratio means the Backpack computes faster per FLOP than the GPT.
-The reference anchor (nanoGPT train.py, 4/4/128, block 256, batch 16, vocab ~3.7k) is ~10.0k tokens/s.
+
+The anchor: nanoGPT's train.py reaches ~10.0k tokens/s at 4/4/128, block 256, batch 16, vocab ~3.7k, when a
+2048^2 fp32 matmul runs at ~172 GFLOP/s (../shared/anchors.md). A 2048^2 matmul is timed in every round, so each
+model's tokens/s is also printed scaled to 170 GFLOP/s; the target for our GPT is >= 11k scaled.
+`--nanogpt PATH/model.py` times nanoGPT's own GPT (a checkout outside this repository, e.g. from
+github.com/karpathy/nanoGPT; fp32, as its train.py runs on a CPU) on the same batches in the same rounds, and
+prints our GPT's speed relative to it. `--bf16` adds each of our models under bfloat16 autocast (the trainer's
+precision="bf16": fp32 weights and optimizer, the loss in fp32).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -40,6 +51,8 @@ def main() -> None:
     ap.add_argument("--zipf", action="store_true", help="Zipf-distributed tokens (closer to text than uniform)")
     ap.add_argument("--corpus", action="store_true", help="real training windows of the encoded LM corpus "
                     "(its vocabulary replaces --vocab)")
+    ap.add_argument("--bf16", action="store_true", help="also our models under bfloat16 autocast")
+    ap.add_argument("--nanogpt", type=Path, help="nanoGPT's model.py (outside this repository): time its GPT too")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -53,6 +66,18 @@ def main() -> None:
 
     gcfg = GPTConfig(vocab_size=a.vocab, block_size=a.block, n_layer=a.layers, n_head=a.heads, n_embd=a.embd)
     models = {"gpt": GPT(gcfg), "backpack": Backpack(BackpackConfig.matching(gcfg, a.senses))}
+    losses = {name: m.loss for name, m in models.items()}
+    autocast = {name: False for name in models}
+    if a.bf16:
+        for name in ("gpt", "backpack"):
+            twin = type(models[name])(models[name].config)
+            twin.load_state_dict(models[name].state_dict())
+            models[f"{name}-bf16"], losses[f"{name}-bf16"], autocast[f"{name}-bf16"] = twin, twin.loss, True
+    if a.nanogpt:
+        nano = _nanogpt(a.nanogpt, a)
+        models["nanogpt"], autocast["nanogpt"] = nano, False
+        # its train.py hands the model contiguous (x, y) from its loader: split them outside the timing
+        losses["nanogpt"] = lambda xy, m=nano: m(*xy)[1]
     tcfg = TrainConfig(lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1, grad_clip=1.0)
     opts = {name: make_optimizer(m, tcfg) for name, m in models.items()}
 
@@ -67,13 +92,21 @@ def main() -> None:
         return torch.randint(0, a.vocab, (a.batch, a.block + 1))
 
     times: dict[str, list[float]] = {name: [] for name in models}
+    gflops: list[float] = []
+    mm = torch.randn(2048, 2048)
     for rnd in range(a.steps + 3):
         x = batch()
+        xy = (x[:, :-1].contiguous(), x[:, 1:].contiguous())
+        t0 = time.perf_counter()
+        mm @ mm
+        gflops.append(2 * 2048**3 / (time.perf_counter() - t0) / 1e9)
         for name, m in models.items():
             m.train()
             t0 = time.perf_counter()
-            loss = m.loss(x)
-            loss.backward()
+            inputs = xy if name == "nanogpt" else x
+            with (torch.autocast("cpu", dtype=torch.bfloat16) if autocast[name] else contextlib.nullcontext()):
+                loss = losses[name](inputs)
+            loss.float().backward()
             torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
             opts[name].step()
             opts[name].zero_grad(set_to_none=True)
@@ -84,7 +117,8 @@ def main() -> None:
 
     flops: dict[str, int] = {}
     x = batch()
-    for name, m in models.items():
+    for name in ("gpt", "backpack"):
+        m = models[name]
         counter_mode = FlopCounterMode(display=False)
         with counter_mode:
             m.loss(x).backward()
@@ -93,7 +127,8 @@ def main() -> None:
 
     eval_tps: dict[str, float] = {}
     x = batch()[:, :-1]
-    for name, m in models.items():
+    for name in ("gpt", "backpack"):
+        m = models[name]
         m.eval()
         with torch.inference_mode():
             m(x)
@@ -103,18 +138,41 @@ def main() -> None:
         eval_tps[name] = 5 * x.numel() / (time.perf_counter() - t0)
 
     tokens = a.batch * a.block
+    matmul = statistics.median(gflops)
     print(f"{a.layers}/{a.heads}/{a.embd}, block {a.block}, batch {a.batch}, vocab {a.vocab}, "
           f"{a.senses} senses, {a.threads} threads, "
-          f"{'corpus' if a.corpus else 'zipf' if a.zipf else 'uniform'} tokens")
+          f"{'corpus' if a.corpus else 'zipf' if a.zipf else 'uniform'} tokens; "
+          f"2048^2 fp32 matmul {matmul:.0f} GFLOP/s in the same rounds")
     step = {name: statistics.median(t) for name, t in times.items()}
     for name, m in models.items():
         n = sum(p.numel() for p in m.parameters())
-        print(f"  {name:9s} {n / 1e6:6.2f} M params   train {tokens / step[name]:8.0f} tok/s  "
-              f"step {step[name] * 1e3:7.1f} ms   eval {eval_tps[name]:8.0f} tok/s   "
-              f"{flops[name] / 1e9:6.1f} GFLOP/step")
+        extra = (f"   eval {eval_tps[name]:8.0f} tok/s   {flops[name] / 1e9:6.1f} GFLOP/step"
+                 if name in flops else "")
+        print(f"  {name:13s} {n / 1e6:6.2f} M params   train {tokens / step[name]:8.0f} tok/s "
+              f"({tokens / step[name] * 170 / matmul:6.0f} at 170 GFLOP/s)  step {step[name] * 1e3:7.1f} ms"
+              + extra)
     work = flops["backpack"] / flops["gpt"]
     print(f"  step-time ratio backpack/gpt: {step['backpack'] / step['gpt']:.2f}   work ratio: {work:.2f} "
           f"(so the Backpack runs at {work / (step['backpack'] / step['gpt']):.0%} of the GPT's FLOP rate)")
+    if a.bf16:
+        print(f"  bf16 autocast: gpt {step['gpt'] / step['gpt-bf16']:.2f}x, backpack "
+              f"{step['backpack'] / step['backpack-bf16']:.2f}x fp32; step-time ratio backpack/gpt in bf16: "
+              f"{step['backpack-bf16'] / step['gpt-bf16']:.2f}")
+    if a.nanogpt:
+        for name in [n for n in ("gpt", "gpt-bf16") if n in step]:
+            print(f"  our {name} / nanoGPT (fp32, same batches): {step['nanogpt'] / step[name]:.2f}x")
+
+
+def _nanogpt(path: Path, a: argparse.Namespace) -> torch.nn.Module:
+    """nanoGPT's GPT from its model.py, at our size and vocabulary (its defaults otherwise: bias, no dropout)."""
+    spec = importlib.util.spec_from_file_location("nanogpt_model", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a Python file")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cfg = mod.GPTConfig(block_size=a.block, vocab_size=a.vocab, n_layer=a.layers, n_head=a.heads,
+                        n_embd=a.embd, dropout=0.0, bias=True)
+    return mod.GPT(cfg)
 
 
 if __name__ == "__main__":
