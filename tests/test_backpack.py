@@ -110,13 +110,20 @@ def test_no_future_leakage():
         assert torch.allclose(m(changed)[:, :t + 1], base[:, :t + 1], atol=1e-5)
 
 
-def test_chunked_mix_equals_full_causal_attention():
+def test_the_padded_fused_mix_is_the_causal_sense_sum_with_its_gradients():
+    """Zero-padded queries and keys (the fused CPU path) give Eq. 3 with Eq. 6's alpha, forward and backward,
+    unscaled and scaled."""
     torch.manual_seed(1)
-    q, k, v = torch.randn(2, 4, 11, 3), torch.randn(2, 4, 11, 3), torch.randn(2, 4, 11, 8)
-    full = causal_sense_mix(q, k, v, chunk=64)
-    assert torch.allclose(causal_sense_mix(q, k, v, chunk=4), full, atol=1e-5)
-    att = (q @ k.transpose(-1, -2)).masked_fill(~torch.ones(11, 11, dtype=torch.bool).tril(), float("-inf"))
-    assert torch.allclose((att.softmax(-1) @ v).sum(1), full, atol=1e-5)
+    q, k, v = (torch.randn(2, 4, 11, w, dtype=torch.float64, requires_grad=True) for w in (3, 3, 8))
+    for scale in (1.0, 8 ** -0.5):
+        mixed = causal_sense_mix(q, k, v, scale=scale)
+        att = (scale * q @ k.transpose(-1, -2)).masked_fill(~torch.ones(11, 11, dtype=torch.bool).tril(),
+                                                           float("-inf"))
+        direct = (att.softmax(-1) @ v).sum(1)
+        assert torch.allclose(mixed, direct, atol=1e-10)
+        g = torch.randn_like(direct)
+        assert all(torch.allclose(a, b, atol=1e-10) for a, b in zip(torch.autograd.grad(mixed, (q, k, v), g),
+                                                                      torch.autograd.grad(direct, (q, k, v), g)))
 
 
 def test_second_residual_of_appendix_a1():

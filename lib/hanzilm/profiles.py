@@ -108,8 +108,10 @@ PROFILES: dict[str, Profile] = {
         torch_threads=2,
         overrides={
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
-            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each
-            "backpack": {"lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
+            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each, the forward under bfloat16 autocast
+            # (fp32 weights, optimizer and loss; every logged loss of a small GPT and Backpack within 2 % of fp32's)
+            "backpack": {"lm.train.precision": "bf16",
+                         "lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
                          "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,
                          "lm.train.checkpoint_every": 100, "lm.train.log_every": 25},
