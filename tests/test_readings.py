@@ -103,6 +103,21 @@ def test_the_selections_compare_rate_and_checkpoint():
     assert agreement.loc["PKU"].tolist() == [3, 2, 2, 1] and agreement.loc["PTB"].tolist() == [3, 3, 3, 0]
 
 
+def test_grid_edges_names_the_choices_at_the_grid_edge():
+    rows = [{"cell": c, "lr": lr, "chosen_by": by, "metric": "dev_bpc", "ours": 8.0}
+            for c, lr, by in (("pku/mslm", 1e-3, "-"), ("pku/mslm", 2e-3, "unsupervised + lightly supervised"),
+                              ("ptb/rslm", 1e-3, "unsupervised"), ("ptb/rslm", 2e-3, "-"),
+                              ("ptb/rslm", 4e-3, "lightly supervised"),
+                              ("ptb/mslm", 1e-3, "-"), ("ptb/mslm", 2e-3, "unsupervised + lightly supervised"),
+                              ("ptb/mslm", 4e-3, "-"))]
+    text = mslm_tables.grid_edges(pd.DataFrame(rows))
+    assert text == ("Chosen at the edge of the grid, so a rate beyond it may be better still: pku/mslm "
+                    "(unsupervised + lightly supervised: 0.002, the largest); ptb/rslm (unsupervised: 0.001, the "
+                    "smallest); ptb/rslm (lightly supervised: 0.004, the largest).")
+    inside = pd.DataFrame([r for r in rows if r["cell"] == "ptb/mslm"])
+    assert mslm_tables.grid_edges(inside) == ""
+
+
 def test_the_paper_at_our_learning_rate():
     text_cells = mslm_tables.paper_text_cells()
     assert set(text_cells.metric) == {"f1_median", "f1_mean", "f1_sd", "n_seeds"}  # the paper text's row only

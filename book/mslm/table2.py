@@ -93,6 +93,7 @@ if ch.lr_grid:
                          datasets=tables.DATASETS, by="dataset",
                          notes="dev sentences of each corpus; first seed of each cell")
     display(tables.lr_grid_view(grid))
+    display(Markdown(tables.grid_edges(grid)))
 else:
     print(f"profile {prof.name}: no learning-rate grid; each cell trains at one rate")
 

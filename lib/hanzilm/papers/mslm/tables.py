@@ -253,6 +253,22 @@ def lr_grid_view(grid: pd.DataFrame) -> pd.DataFrame:
     return wide[["dev_bpc", "bpc_step", "dev_mcc", "mcc_step"]].reset_index("chosen_by")
 
 
+def grid_edges(grid: pd.DataFrame) -> str:
+    """Markdown: the cells whose chosen rate is the grid's largest or smallest (`grid` is `lr_grid_long`'s), so
+    the optimum may lie outside it; empty when every choice is inside."""
+    chosen = grid[(grid.metric == "dev_bpc") & (grid.chosen_by != "-")]
+    edges = []
+    for cell, rows in chosen.groupby("cell", sort=False):
+        rates = grid[grid.cell == cell].lr
+        for r in rows.itertuples():
+            side = "largest" if r.lr == rates.max() else "smallest" if r.lr == rates.min() else ""
+            if side:
+                edges.append(f"{cell} ({r.chosen_by}: {r.lr:g}, the {side})")
+    if not edges:
+        return ""
+    return ("Chosen at the edge of the grid, so a rate beyond it may be better still: " + "; ".join(edges) + ".")
+
+
 def selection_agreement(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
     """Per dataset: how many (cell, seed) pairs there are, in how many both selections (best dev bpc, best dev
     MCC) kept the same checkpoint of the same run (rate), in how many of those it is the run's last step, and in
