@@ -158,3 +158,33 @@ def test_the_glance_page_shows_the_registry_verdicts_on_the_cpu_run():
         assert glued[f"{paper}_claims"] == str(row["claims"])
     written = pd.read_csv(ROOT / "results" / "cpu" / "summary" / "claims.csv")
     assert list(written.verdict) == list(verdicts.verdict)
+
+
+def test_a_claim_short_of_its_scale_requirement_is_not_tested_at_this_scale():
+    """The PKU RSLM's claims need 4 M training characters (the authors' log): below it the verdict says how far
+    the run got; at it the claim is judged as any other."""
+    requires = "{ch/t:chars[model=A; selection=s1]} >= 4000000 | the skill appears only after 4 M characters"
+    claim = _claim(f"{A} - {B}", expect="> 0", requires=requires)
+    rows = [("A", "s1", "f1", 60.0, None), ("B", "s1", "f1", 50.0, None)]
+    short = C.evaluate("p", [claim], _table(rows + [("A", "s1", "chars", 819200.0, None)]))
+    assert short.verdict[0] == "not tested"
+    assert short.why[0] == ("not tested at this scale: ours is 819,200 where it needs >= 4,000,000 "
+                            "(the skill appears only after 4 M characters)")
+    enough = C.evaluate("p", [claim], _table(rows + [("A", "s1", "chars", 4096000.0, None)]))
+    assert enough.verdict[0] == "holds"
+
+
+def test_the_pku_rslm_claims_carry_the_authors_4m_character_requirement():
+    ids = {c.id for c in C.load_claims() if c.requires}
+    assert {"mslm.pku.unsup.mslm_over_rslm", "mslm.pku.light.mslm_over_rslm",
+            "mslm.pku.light_selection_gain.rslm"} <= ids
+    assert all(i.startswith("mslm.pku.") for i in ids)
+
+
+def test_a_malformed_requirement_is_refused_with_file_and_line(tmp_path):
+    path = tmp_path / "claims.csv"
+    row = dict.fromkeys(C.FIELDS, "") | {"id": "x.1", "paper": "mmtnn", "table": "Table 3", "claim": "c",
+                                          "quantity": A, "requires": f"{A} >= 5"}   # no reason given
+    pd.DataFrame([row]).to_csv(path, index=False)
+    with pytest.raises(HanzilmError, match=r"claims.csv:2: claim x.1: requires .* is not like"):
+        C.load_claims(path)

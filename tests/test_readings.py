@@ -56,15 +56,18 @@ def _table2(**ours_lr) -> pd.DataFrame:
                          {"dataset": dataset, "selection": selection, "model": model, "metric": "n_seeds",
                           "ours": 3, "paper": float("nan")},
                          {"dataset": dataset, "selection": selection, "model": model, "metric": "lr",
-                          "ours": ours_lr.get(model, 1e-3), "paper": float("nan")}]
+                          "ours": ours_lr.get(model, 1e-3), "paper": float("nan")},
+                         {"dataset": dataset, "selection": selection, "model": model, "metric": "train_chars",
+                          "ours": 819200, "paper": float("nan")}]
     return pd.DataFrame(rows)
 
 
 def test_table2_numbers():
     agreement = pd.DataFrame({"dataset": ["PKU", "PTB"], "runs": [7, 3], "same_checkpoint": [7, 1],
-                              "same_and_last": [7, 1]})
+                              "same_and_last": [7, 1], "other_rate": [0, 1]})
     n = mslm_tables.table2_numbers(_table2(), agreement)
     assert n["pku_rslm_shortfall"] == pytest.approx(28.7)
+    assert n["pku_rslm_train_chars_m"] == pytest.approx(0.8192) and n["ptb_other_rate"] == 1
     assert n["pku_mslm_rslm_gap_unsup"] == pytest.approx(39.0)
     assert n["paper_pku_mslm_rslm_gap_light"] == pytest.approx(5.4)
     assert n["ptb_rslm_bpc_lead_unsup"] == pytest.approx(-0.1)  # the RSLM is not the lowest here
@@ -72,6 +75,47 @@ def test_table2_numbers():
     assert n["ptb_f1_gap_max"] == pytest.approx(29.7)
     assert n["ptb_bpc_excess_max_pct"] == pytest.approx(100 * (8.0 / 5.5 - 1))  # the MSLM's
     assert (n["pku_same_and_last"], n["ptb_other_checkpoint"], n["ptb_runs"]) == (7, 2, 3)
+
+
+def test_the_selection_reading_says_where_light_supervision_is_a_second_selection():
+    agreement = pd.DataFrame({"dataset": ["PKU", "PTB"], "runs": [7, 3], "same_checkpoint": [7, 1],
+                              "same_and_last": [7, 1], "other_rate": [0, 1]})
+    table = _table2()
+    light = (table.dataset == "PTB") & (table.selection == "lightly supervised") & (table.metric == "f1_median")
+    table.loc[light & (table.model == "MSLM"), "ours"] += 2.5
+    pku, ptb = mslm_tables.selection_reading(agreement, table).split("\n\n")
+    assert pku.startswith("**PKU**: in 7 of 7 runs") and pku.endswith("not tested on this corpus at this profile.")
+    assert "in the other 2 the dev MCC chose 1 times another rate and 1 times another checkpoint" in ptb
+    assert "RSLM +0.0 (paper +1.0), MSLM +2.5 (paper +1.0), DMSLM +0.0 (paper +1.0)." in ptb
+
+
+def test_the_selections_compare_rate_and_checkpoint():
+    """Two selections at the same step of runs at different rates are different checkpoints."""
+    ch = dataclasses.replace(mslm_experiment.configure("smoke"), seeds={"*": (0,)}, lr_grid={})
+    rows = []
+    for c in ("pku", "ptb"):
+        for m in ("RSLM", "MSLM", "DMSLM"):
+            for sel, lr in (("unsupervised", 1e-3), ("lightly supervised", 2e-3 if (c, m) == ("pku", "MSLM")
+                                                                           else 1e-3)):
+                rows.append({"dataset": c.upper(), "model": m, "seed": 0, "selection": sel, "lr": lr,
+                             "selected_step": 30})
+    agreement = mslm_tables.selection_agreement(ch, pd.DataFrame(rows)).set_index("dataset")
+    assert agreement.loc["PKU"].tolist() == [3, 2, 2, 1] and agreement.loc["PTB"].tolist() == [3, 3, 3, 0]
+
+
+def test_grid_edges_names_the_choices_at_the_grid_edge():
+    rows = [{"cell": c, "lr": lr, "chosen_by": by, "metric": "dev_bpc", "ours": 8.0}
+            for c, lr, by in (("pku/mslm", 1e-3, "-"), ("pku/mslm", 2e-3, "unsupervised + lightly supervised"),
+                              ("ptb/rslm", 1e-3, "unsupervised"), ("ptb/rslm", 2e-3, "-"),
+                              ("ptb/rslm", 4e-3, "lightly supervised"),
+                              ("ptb/mslm", 1e-3, "-"), ("ptb/mslm", 2e-3, "unsupervised + lightly supervised"),
+                              ("ptb/mslm", 4e-3, "-"))]
+    text = mslm_tables.grid_edges(pd.DataFrame(rows))
+    assert text == ("Chosen at the edge of the grid, so a rate beyond it may be better still: pku/mslm "
+                    "(unsupervised + lightly supervised: 0.002, the largest); ptb/rslm (unsupervised: 0.001, the "
+                    "smallest); ptb/rslm (lightly supervised: 0.004, the largest).")
+    inside = pd.DataFrame([r for r in rows if r["cell"] == "ptb/mslm"])
+    assert mslm_tables.grid_edges(inside) == ""
 
 
 def test_the_paper_at_our_learning_rate():
@@ -86,13 +130,13 @@ def test_the_paper_at_our_learning_rate():
 
 
 def test_selection_agreement_counts_the_same_and_the_last_checkpoint():
-    ch = mslm_experiment.configure(get_profile("smoke"))
+    ch = dataclasses.replace(mslm_experiment.configure(get_profile("smoke")), lr_grid={})
     rows = []
     for c in mslm_experiment.cells(ch):
         steps = c.exp.train.steps
         step = {"unsupervised": steps, "lightly supervised": steps if c.corpus == "pku" else steps - 10}[c.selection]
         rows.append({"dataset": c.corpus.upper(), "model": c.encoder.upper(), "seed": c.seed,
-                     "selection": c.selection, "selected_step": step})
+                     "selection": c.selection, "selected_step": step, "lr": c.exp.train.lr})
     agreement = mslm_tables.selection_agreement(ch, pd.DataFrame(rows)).set_index("dataset")
     pku = agreement.loc["PKU"]
     assert pku["same_checkpoint"] == pku["same_and_last"] == pku["runs"]

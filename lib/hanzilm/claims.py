@@ -13,6 +13,9 @@ paper makes it, the claim in the paper's words, and how it is checked on `result
 - `noise`: the run-to-run spread of the quantity (a number, or an expression over references such as a seed
   standard deviation), with `noise_source` saying where it was measured.
 - `untested`: why a claim cannot be tested at all (e.g. the data could not be obtained).
+- `requires`: what the run must reach before the claim says anything, and why, as `QUANTITY OP NUMBER | why`
+  (e.g. enough training characters for the model to have learned the skill the claim compares); short of it,
+  the verdict is *not tested at this scale*, with our value beside the requirement.
 
 Verdicts: **reproduced** (within `tol` of the paper's value, in the stated direction), **holds** (the direction
 or ordering only), **fails**, **not tested** (with the reason). An effect within its noise does not hold; the
@@ -40,11 +43,13 @@ VERDICTS = ("reproduced", "holds", "fails", "not tested")
 PAPERS = {"backpack": "Sun & Hewitt 2023 (Backpack)", "mslm": "Downey et al. 2021 (MSLM)",
           "mmtnn": "Pei, Ge & Chang 2014 (MMTNN)"}
 FIELDS = ("id", "paper", "table", "claim", "quantity", "expect", "paper_value", "tol", "noise", "noise_source",
+          "requires",
           "untested", "note")
 
 _REF = re.compile(r"\{([^{}]+)\}")
 _EXPECT = re.compile(r"^\s*(>=|<=|>|<)\s*(-?[0-9.]+)\s*$")
 _COMPARE = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+_REQUIRES = re.compile(r"^(.*?)\s*(>=|<=|>|<)\s*(-?[0-9.eE+]+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,7 @@ class Claim:
     tol: str = ""
     noise: str = ""
     noise_source: str = ""
+    requires: str = ""
     untested: str = ""
     note: str = ""
 
@@ -111,6 +117,18 @@ class Claim:
 
     def noise_refs(self) -> list[Ref]:
         return [Ref.parse(t, f"claim {self.id} (noise)") for t in _REF.findall(self.noise)]
+
+    def requirement(self) -> tuple[str, str, float, str] | None:
+        """`requires` split: (quantity, operator, threshold, why), or None."""
+        if not self.requires:
+            return None
+        condition, bar, why = self.requires.partition("|")
+        m = _REQUIRES.match(condition)
+        if not bar or not why.strip() or m is None:
+            raise HanzilmError(f"claim {self.id}: requires {self.requires!r} is not like "
+                               "'{{table:metric[...]}} >= 4000000 | why'")
+        quantity, op, threshold = m.groups()
+        return quantity.strip(), op, float(threshold), why.strip()
 
 
 def load_claims(path: Path = CLAIMS) -> list[Claim]:
@@ -141,6 +159,10 @@ def load_claims(path: Path = CLAIMS) -> list[Claim]:
                     c.refs(), _compile(c.quantity)
                     if c.noise:
                         c.noise_refs(), _compile(c.noise)
+                    if c.requires:
+                        quantity = c.requirement()[0]
+                        [Ref.parse(t, f"claim {c.id} (requires)") for t in _REF.findall(quantity)]
+                        _compile(quantity)
                 except HanzilmError as e:
                     raise HanzilmError(f"{at}: {e}") from None
             claims.append(c)
@@ -186,6 +208,9 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
     missing = [str(ref) for ref, row in zip(refs, rows) if row is None or pd.isna(row["ours"])]
     if missing:
         return {**out, "verdict": "not tested", "why": f"not computed at profile {profile}: {', '.join(missing)}"}
+    short = _short_of(c, tables, at)
+    if short:
+        return {**out, "verdict": "not tested", "why": short}
     ours = [float(row["ours"]) for row in rows]
     papers = [float(row["paper"]) if "paper" in row and pd.notna(row["paper"]) else math.nan for row in rows]
     q = _compute(c.quantity, ours)
@@ -226,6 +251,22 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
     if math.isnan(pq):
         return {**out, "verdict": "not tested", "why": "the paper's value was not recovered"}
     return {**out, "verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}"}
+
+
+def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
+    """Why the run falls short of the claim's requirement ("" if it meets it or has none)."""
+    requirement = c.requirement()
+    if requirement is None:
+        return ""
+    quantity, op, threshold, why = requirement
+    refs = [Ref.parse(t, f"{at} (requires)") for t in _REF.findall(quantity)]
+    rows = [ref.row(tables, at) for ref in refs]
+    if any(row is None or pd.isna(row["ours"]) for row in rows):
+        return f"not tested at this scale: its requirement is not computed ({why})"
+    value = _compute(quantity, [float(row["ours"]) for row in rows])
+    if _COMPARE[op](value, threshold):
+        return ""
+    return f"not tested at this scale: ours is {_fmt(value)} where it needs {op} {_fmt(threshold)} ({why})"
 
 
 def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:

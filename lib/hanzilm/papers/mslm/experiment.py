@@ -441,14 +441,16 @@ def select_learning_rates(ch: MSLMChapter) -> MSLMChapter:
 
 
 def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
-    """One row per (corpus, encoder, seed, selection): lr, the selected step and every metric."""
+    """One row per (corpus, encoder, seed, selection): lr, training characters, the selected step and every
+    metric."""
     ch = select_learning_rates(ch)
     train_all(ch)
     rows = []
     for c in cells(ch):
         m = evaluate_run(ch, c.exp)[c.selection]
         rows.append({"dataset": c.corpus.upper(), "selection": c.selection, "model": c.encoder.upper(),
-                     "seed": c.seed, "lr": c.exp.train.lr, **m})
+                     "seed": c.seed, "lr": c.exp.train.lr, "train_chars": c.exp.train.steps * c.exp.batch_chars,
+                     **m})
     return pd.DataFrame(rows)
 
 

@@ -55,12 +55,13 @@ def _sizes(exp: SLMExperiment) -> dict[str, Any]:
 
 
 def table2(runs: pd.DataFrame) -> pd.DataFrame:
-    """Median, mean and sd over seeds of word F1 and test bpc per (dataset, selection, model), long form."""
+    """Median, mean and sd over seeds of word F1 and test bpc per (dataset, selection, model), long form; with
+    the cell's rate and training characters per run (what a claim's scale requirement reads)."""
     g = runs.groupby(["dataset", "selection", "model"], sort=False)
     stats = g.agg(f1_median=("word_f1", "median"), f1_mean=("word_f1", "mean"), f1_sd=("word_f1", _sd),
                   bpc_median=("bpc", "median"), bpc_mean=("bpc", "mean"), bpc_sd=("bpc", _sd),
                   bpc_sentence_mean=("bpc_sentence_mean", "mean"), n_seeds=("seed", "nunique"),
-                  lr=("lr", "first"))
+                  lr=("lr", "first"), train_chars=("train_chars", "max"))
     return stats.reset_index().melt(id_vars=["dataset", "selection", "model"], var_name="metric",
                                     value_name="ours")
 
@@ -252,17 +253,65 @@ def lr_grid_view(grid: pd.DataFrame) -> pd.DataFrame:
     return wide[["dev_bpc", "bpc_step", "dev_mcc", "mcc_step"]].reset_index("chosen_by")
 
 
+def grid_edges(grid: pd.DataFrame) -> str:
+    """Markdown: the cells whose chosen rate is the grid's largest or smallest (`grid` is `lr_grid_long`'s), so
+    the optimum may lie outside it; empty when every choice is inside."""
+    chosen = grid[(grid.metric == "dev_bpc") & (grid.chosen_by != "-")]
+    edges = []
+    for cell, rows in chosen.groupby("cell", sort=False):
+        rates = grid[grid.cell == cell].lr
+        for r in rows.itertuples():
+            side = "largest" if r.lr == rates.max() else "smallest" if r.lr == rates.min() else ""
+            if side:
+                edges.append(f"{cell} ({r.chosen_by}: {r.lr:g}, the {side})")
+    if not edges:
+        return ""
+    return ("Chosen at the edge of the grid, so a rate beyond it may be better still: " + "; ".join(edges) + ".")
+
+
 def selection_agreement(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset: how many runs there are, in how many both selections (best dev bpc, best dev MCC) kept the
-    same checkpoint, and in how many that checkpoint is the run's last step. Where they agree, the lightly
-    supervised row is the unsupervised one again."""
+    """Per dataset: how many (cell, seed) pairs there are, in how many both selections (best dev bpc, best dev
+    MCC) kept the same checkpoint of the same run (rate), in how many of those it is the run's last step, and in
+    how many the lightly supervised selection took another rate. Where they agree, the lightly supervised row is
+    the unsupervised one again."""
     steps = {(c.corpus.upper(), c.encoder.upper(), c.seed): c.exp.train.steps for c in cells(ch)}
-    picked = runs.pivot_table(index=["dataset", "model", "seed"], columns="selection", values="selected_step")
-    last = [steps[key] for key in picked.index]
-    same = picked["unsupervised"] == picked["lightly supervised"]
-    both_last = same & (picked["unsupervised"] == last)
-    return pd.DataFrame({"runs": same.groupby("dataset").size(), "same_checkpoint": same.groupby("dataset").sum(),
-                         "same_and_last": both_last.groupby("dataset").sum()}).reset_index()
+    key = ["dataset", "model", "seed"]
+    picked = runs.pivot_table(index=key, columns="selection", values=["selected_step", "lr"])
+    step, lr = picked["selected_step"], picked["lr"]
+    last = [steps[k] for k in picked.index]
+    same_rate = lr["unsupervised"] == lr["lightly supervised"]
+    same = same_rate & (step["unsupervised"] == step["lightly supervised"])
+    both_last = same & (step["unsupervised"] == last)
+    by = same.groupby("dataset")
+    return pd.DataFrame({"runs": by.size(), "same_checkpoint": by.sum(),
+                         "same_and_last": both_last.groupby("dataset").sum(),
+                         "other_rate": (~same_rate).groupby("dataset").sum()}).reset_index()
+
+
+def selection_reading(agreement: pd.DataFrame, table: pd.DataFrame) -> str:
+    """Markdown: per corpus, whether the lightly supervised rows are a second selection, and what choosing on
+    the labelled dev sentences changed in median word F1 per model, beside the paper's change."""
+    lines = []
+    for row in agreement.itertuples():
+        other = int(row.runs - row.same_checkpoint)
+        head = (f"**{row.dataset}**: in {row.same_checkpoint} of {row.runs} runs both selections kept the same "
+                f"checkpoint at the same rate ({row.same_and_last} of them the run's last step), so those lightly "
+                "supervised rows repeat the unsupervised ones")
+        if other == 0:
+            lines.append(head + "; light supervision is not tested on this corpus at this profile.")
+            continue
+        gains = []
+        for model in ENCODERS:
+            m = model.upper()
+            ours = (_cell(table, "ours", row.dataset, "lightly supervised", m, "f1_median")
+                    - _cell(table, "ours", row.dataset, "unsupervised", m, "f1_median"))
+            paper = (_cell(table, "paper", row.dataset, "lightly supervised", m, "f1_median")
+                     - _cell(table, "paper", row.dataset, "unsupervised", m, "f1_median"))
+            gains.append(f"{m} {ours:+.1f}" + (f" (paper {paper:+.1f})" if not math.isnan(paper) else ""))
+        lines.append(head + f"; in the other {other} the dev MCC chose {row.other_rate} times another rate and "
+                     f"{other - row.other_rate} times another checkpoint of the same run. Median word F1, lightly "
+                     "supervised minus unsupervised: " + ", ".join(gains) + ".")
+    return "\n\n".join(lines)
 
 
 def _cell(table: pd.DataFrame, column: str, dataset: str, selection: str, model: str, metric: str) -> float:
@@ -303,11 +352,12 @@ def table2_numbers(table: pd.DataFrame, agreement: pd.DataFrame) -> dict[str, fl
             out[f"{prefix}pku_{model.lower()}_f1_light"] = cell(column, "PKU", model, selection="lightly supervised")
             out[f"{prefix}pku_{model.lower()}_bpc"] = cell(column, "PKU", model, "bpc_median")
     out["pku_rslm_shortfall"] = out["paper_pku_rslm_f1"] - out["pku_rslm_f1"]
+    out["pku_rslm_train_chars_m"] = cell("ours", "PKU", "RSLM", "train_chars") / 1e6
     for row in agreement.itertuples():
         name = row.dataset.lower()
         out.update({f"{name}_runs": int(row.runs), f"{name}_same_checkpoint": int(row.same_checkpoint),
                     f"{name}_other_checkpoint": int(row.runs - row.same_checkpoint),
-                    f"{name}_same_and_last": int(row.same_and_last)})
+                    f"{name}_same_and_last": int(row.same_and_last), f"{name}_other_rate": int(row.other_rate)})
     return out
 
 

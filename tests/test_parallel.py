@@ -1,0 +1,31 @@
+"""hanzilm.parallel.run_all: every run done, each in a process of its own."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hanzilm.parallel import run_all
+
+
+def _write_pid(job: tuple[Path, int]) -> None:
+    out, i = job
+    (out / f"{i}.pid").write_text(str(os.getpid()))
+
+
+def _fail(job: int) -> None:
+    if job == 2:
+        raise RuntimeError("run 2 broke")
+
+
+def test_each_run_gets_a_fresh_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    run_all(_write_pid, [(tmp_path, i) for i in range(4)], workers=2, threads=1)
+    pids = {p.read_text() for p in tmp_path.glob("*.pid")}
+    assert len(list(tmp_path.glob("*.pid"))) == 4 and len(pids) == 4 and str(os.getpid()) not in pids
+
+
+def test_a_failing_run_is_raised(monkeypatch):
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    with pytest.raises(RuntimeError, match="run 2 broke"):
+        run_all(_fail, [1, 2, 3], workers=2, threads=1)
