@@ -163,13 +163,14 @@ def test_the_glance_page_shows_the_registry_verdicts_on_the_cpu_run():
 def test_a_claim_short_of_its_scale_requirement_is_not_tested_at_this_scale():
     """The PKU RSLM's claims need 4 M training characters (the authors' log): below it the verdict says how far
     the run got; at it the claim is judged as any other."""
-    requires = "{ch/t:chars[model=A; selection=s1]} >= 4000000 | the skill appears only after 4 M characters"
+    requires = ("{ch/t:chars[model=A; selection=s1]} >= 4000000 | not tested at this scale: the skill appears "
+                "only after 4 M characters; training characters")
     claim = _claim(f"{A} - {B}", expect="> 0", requires=requires)
     rows = [("A", "s1", "f1", 60.0, None), ("B", "s1", "f1", 50.0, None)]
     short = C.evaluate("p", [claim], _table(rows + [("A", "s1", "chars", 819200.0, None)]))
     assert short.verdict[0] == "not tested"
-    assert short.why[0] == ("not tested at this scale: ours is 819,200 where it needs >= 4,000,000 "
-                            "(the skill appears only after 4 M characters)")
+    assert short.why[0] == ("not tested at this scale: the skill appears only after 4 M characters; training "
+                            "characters: ours 819,200, needs >= 4,000,000")
     enough = C.evaluate("p", [claim], _table(rows + [("A", "s1", "chars", 4096000.0, None)]))
     assert enough.verdict[0] == "holds"
 
@@ -179,6 +180,8 @@ def test_the_pku_rslm_claims_carry_the_authors_4m_character_requirement():
     assert {"mslm.pku.unsup.mslm_over_rslm", "mslm.pku.light.mslm_over_rslm",
             "mslm.pku.light_selection_gain.rslm"} <= ids
     assert all(i.startswith("mslm.pku.") for i in ids)
+    # the paper's text number at rate 1e-3 is judged only on a cell trained at that rate
+    assert "mslm.pku.unsup.mslm_lr1e-3" in ids
 
 
 def test_a_malformed_requirement_is_refused_with_file_and_line(tmp_path):

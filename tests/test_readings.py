@@ -85,7 +85,7 @@ def test_the_selection_reading_says_where_light_supervision_is_a_second_selectio
     table.loc[light & (table.model == "MSLM"), "ours"] += 2.5
     pku, ptb = mslm_tables.selection_reading(agreement, table).split("\n\n")
     assert pku.startswith("**PKU**: in 7 of 7 runs") and pku.endswith("not tested on this corpus at this profile.")
-    assert "in the other 2 the dev MCC chose 1 times another rate and 1 times another checkpoint" in ptb
+    assert "in the other 2 the dev MCC chose another checkpoint (1 of the same run, 1 at another rate)" in ptb
     assert "RSLM +0.0 (paper +1.0), MSLM +2.5 (paper +1.0), DMSLM +0.0 (paper +1.0)." in ptb
 
 

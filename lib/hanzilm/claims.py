@@ -14,8 +14,8 @@ paper makes it, the claim in the paper's words, and how it is checked on `result
   standard deviation), with `noise_source` saying where it was measured.
 - `untested`: why a claim cannot be tested at all (e.g. the data could not be obtained).
 - `requires`: what the run must reach before the claim says anything, and why, as `QUANTITY OP NUMBER | why`
-  (e.g. enough training characters for the model to have learned the skill the claim compares); short of it,
-  the verdict is *not tested at this scale*, with our value beside the requirement.
+  (e.g. enough training characters for the model to have learned the skill the claim compares: "not tested
+  at this scale: ..."); short of it the verdict is *not tested*, the why followed by our value and the bar.
 
 Verdicts: **reproduced** (within `tol` of the paper's value, in the stated direction), **holds** (the direction
 or ordering only), **fails**, **not tested** (with the reason). An effect within its noise does not hold; the
@@ -262,11 +262,11 @@ def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
     refs = [Ref.parse(t, f"{at} (requires)") for t in _REF.findall(quantity)]
     rows = [ref.row(tables, at) for ref in refs]
     if any(row is None or pd.isna(row["ours"]) for row in rows):
-        return f"not tested at this scale: its requirement is not computed ({why})"
+        return f"{why}: not computed"
     value = _compute(quantity, [float(row["ours"]) for row in rows])
     if _COMPARE[op](value, threshold):
         return ""
-    return f"not tested at this scale: ours is {_fmt(value)} where it needs {op} {_fmt(threshold)} ({why})"
+    return f"{why}: ours {_fmt(value)}, needs {op} {_fmt(threshold)}"
 
 
 def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:

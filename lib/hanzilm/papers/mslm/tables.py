@@ -308,9 +308,9 @@ def selection_reading(agreement: pd.DataFrame, table: pd.DataFrame) -> str:
             paper = (_cell(table, "paper", row.dataset, "lightly supervised", m, "f1_median")
                      - _cell(table, "paper", row.dataset, "unsupervised", m, "f1_median"))
             gains.append(f"{m} {ours:+.1f}" + (f" (paper {paper:+.1f})" if not math.isnan(paper) else ""))
-        lines.append(head + f"; in the other {other} the dev MCC chose {row.other_rate} times another rate and "
-                     f"{other - row.other_rate} times another checkpoint of the same run. Median word F1, lightly "
-                     "supervised minus unsupervised: " + ", ".join(gains) + ".")
+        lines.append(head + f"; in the other {other} the dev MCC chose another checkpoint ({other - row.other_rate} "
+                     f"of the same run, {row.other_rate} at another rate). Median word F1, lightly supervised minus "
+                     "unsupervised: " + ", ".join(gains) + ".")
     return "\n\n".join(lines)
 
 
