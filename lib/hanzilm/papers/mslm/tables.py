@@ -253,6 +253,13 @@ def lr_grid_view(grid: pd.DataFrame) -> pd.DataFrame:
     return wide[["dev_bpc", "bpc_step", "dev_mcc", "mcc_step"]].reset_index("chosen_by")
 
 
+def config_numbers(ch: MSLMChapter) -> dict[str, object]:
+    """The profile's numbers the page's prose cites: training steps per corpus and the learning-rate grids."""
+    grids = "; ".join(f"{cell} {', '.join(f'{r:g}' for r in rates)}" for cell, rates in ch.lr_grid.items())
+    return {"pku_steps": ch.pku.train.steps, "ptb_steps": ch.ptb.train.steps,
+            "grid_rates": grids or "one rate per cell at this profile"}
+
+
 def grid_edges(grid: pd.DataFrame) -> str:
     """Markdown: the cells whose chosen rate is the grid's largest or smallest (`grid` is `lr_grid_long`'s), so
     the optimum may lie outside it; empty when every choice is inside."""
