@@ -86,10 +86,11 @@ def _runs() -> pd.DataFrame:
                                  ("DMSLM", [40], [6.0])]:
             for seed, (f1, bpc) in enumerate(zip(f1s, bpcs)):
                 rows.append({"dataset": "PKU", "selection": sel, "model": model, "seed": seed, "lr": 1e-3,
-                             "word_f1": f1, "bpc": bpc, "bpc_sentence_mean": bpc + 0.1, "boundary_precision": 90.0,
+                             "train_chars": 819200, "word_f1": f1, "bpc": bpc, "bpc_sentence_mean": bpc + 0.1, "boundary_precision": 90.0,
                              "boundary_recall": f1, "boundary_f1": f1, "word_precision": f1, "word_recall": f1})
         for model, bpc in [("RSLM", 2.0), ("MSLM", 2.3), ("DMSLM", 2.2)]:
-            rows.append({"dataset": "PTB", "selection": sel, "model": model, "seed": 0, "lr": 1e-3, "word_f1": 70,
+            rows.append({"dataset": "PTB", "selection": sel, "model": model, "seed": 0, "lr": 1e-3,
+                         "train_chars": 2048000, "word_f1": 70,
                          "bpc": bpc, "bpc_sentence_mean": bpc, "boundary_precision": 80.0, "boundary_recall": 70,
                          "boundary_f1": 70, "word_precision": 70, "word_recall": 70})
     return pd.DataFrame(rows)
@@ -101,7 +102,7 @@ def test_table2_aggregates_over_seeds_and_sits_beside_the_paper():
     got = dict(zip(cell.metric, cell.ours))
     assert got["f1_median"] == 66 and got["f1_mean"] == pytest.approx(200 / 3)
     assert got["f1_sd"] == pytest.approx(pd.Series([70, 64, 66]).std())
-    assert got["n_seeds"] == 3 and got["bpc_median"] == pytest.approx(5.2)
+    assert got["n_seeds"] == 3 and got["bpc_median"] == pytest.approx(5.2) and got["train_chars"] == 819200
     single = long[(long.model == "DMSLM") & (long.metric == "f1_sd")]
     assert single.ours.isna().all()                                   # no sd from one seed
     paper = tables.paper_table2()
