@@ -161,10 +161,12 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     The queries and keys are d/k wide, the values (senses) d wide. On the CPU, unequal widths send
     `scaled_dot_product_attention` down its materialising path (the full T x T alpha per sense, no causal
     skipping); zero-padding the queries and keys to the values' width leaves every q.k unchanged and takes the
-    fused kernel, which skips the masked blocks and never stores alpha: 0.82x the time of a forward + backward
-    in fp32 and 0.67x under bfloat16 autocast at B=16, k=16, T=256, d=128, against the materialising path cut
-    into two causal chunks. Elsewhere the widths go in as they are (CUDA's kernels take unequal widths, and
-    padding would put d > 256 past the flash kernel's limit)."""
+    fused kernel, which skips the masked blocks and never stores alpha, at twice the q.k work. Measured at
+    B=16, k=16, T=256, d=128, forward + backward, 2 threads: idle it is the slower one, 273 ms against 204 ms
+    for the materialising path cut into two causal chunks (fp32; 258 vs 228 ms under bfloat16); only with the
+    cores oversubscribed was it faster (560 vs 684 ms). The stored cpu runs were trained through it; a blocked
+    causal mix in plain matmuls is the candidate to replace both. Elsewhere the widths go in as they are
+    (CUDA's kernels take unequal widths, and padding would put d > 256 past the flash kernel's limit)."""
     pad = values.shape[-1] - q.shape[-1]
     if q.device.type == "cpu" and pad > 0:
         q, key = F.pad(q, (0, pad)), F.pad(key, (0, pad))
