@@ -130,6 +130,9 @@ class Claim:
         quantity, op, threshold = m.groups()
         return quantity.strip(), op, float(threshold), why.strip()
 
+    def requirement_refs(self) -> list[Ref]:
+        return [Ref.parse(t, f"claim {self.id} (requires)") for t in _REF.findall(self.requirement()[0])]
+
 
 def load_claims(path: Path = CLAIMS) -> list[Claim]:
     """The registry, checked: known papers, unique ids, parseable quantities and directions."""
@@ -160,9 +163,7 @@ def load_claims(path: Path = CLAIMS) -> list[Claim]:
                     if c.noise:
                         c.noise_refs(), _compile(c.noise)
                     if c.requires:
-                        quantity = c.requirement()[0]
-                        [Ref.parse(t, f"claim {c.id} (requires)") for t in _REF.findall(quantity)]
-                        _compile(quantity)
+                        c.requirement_refs(), _compile(c.requirement()[0])
                 except HanzilmError as e:
                     raise HanzilmError(f"{at}: {e}") from None
             claims.append(c)
@@ -259,8 +260,7 @@ def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
     if requirement is None:
         return ""
     quantity, op, threshold, why = requirement
-    refs = [Ref.parse(t, f"{at} (requires)") for t in _REF.findall(quantity)]
-    rows = [ref.row(tables, at) for ref in refs]
+    rows = [ref.row(tables, at) for ref in c.requirement_refs()]
     if any(row is None or pd.isna(row["ours"]) for row in rows):
         return f"{why}: not computed"
     value = _compute(quantity, [float(row["ours"]) for row in rows])
