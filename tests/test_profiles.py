@@ -56,3 +56,21 @@ def test_configure_rejects_unknown_fields():
         prof.configure(ExampleConfig())
     with pytest.raises(HanzilmError, match="profile_key"):
         prof.configure(Optim())
+
+
+def test_the_cpu_profile_trains_in_bfloat16_only_where_the_cpu_multiplies_it(monkeypatch):
+    """Emulated bf16 is many times slower than fp32, so a CPU without AVX512_BF16/AMX gets the fp32 profile."""
+    import hanzilm.profiles as profiles
+    from hanzilm.machine import cpu_has_bf16
+
+    bf16 = {"lm.train.precision": "bf16"}
+    for native in (True, False):
+        monkeypatch.setattr(profiles, "cpu_has_bf16", lambda: native)
+        assert profiles._native_bf16(bf16) == (bf16 if native else {})
+    cpu = get_profile("cpu").overrides                       # as built on this machine
+    chosen = {k: v for chapter in ("backpack", "mslm") for k, v in cpu[chapter].items()
+              if "precision" in k or "bf16" in k}
+    expected = {"lm.train.precision": "bf16", **{f"{c}.{k}": v for c in ("pku", "ptb") for k, v in
+                                                 (("train.precision", "bf16"), ("model.bf16_output", True))}}
+    assert chosen == (expected if cpu_has_bf16() else {})
+    assert cpu["mslm"]["pku.pack_within_pools"] and cpu["backpack"]["lm.train.steps"] == 1500  # the rest stays

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .errors import HanzilmError
+from .machine import cpu_has_bf16
 
 C = TypeVar("C")
 CHAPTERS = ("backpack", "mmtnn", "mslm")
@@ -61,6 +62,13 @@ def _apply(config: C, overrides: dict[str, Any], where: str) -> C:
     for head, sub in nested.items():
         direct[head] = _apply(getattr(config, head), sub, where)
     return dataclasses.replace(config, **direct)
+
+
+def _native_bf16(overrides: dict[str, Any]) -> dict[str, Any]:
+    """`overrides` (bfloat16 settings) where the CPU multiplies bfloat16 natively, else none: emulated, bf16
+    matmuls ran 40x slower than fp32 on an AVX2-only EPYC. The cpu results in results/ say which they had
+    (provenance: machine.cpu_bf16), and a model trained in either precision has its own store key."""
+    return overrides if cpu_has_bf16() else {}
 
 
 def _each(prefixes: tuple[str, ...], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -108,9 +116,10 @@ PROFILES: dict[str, Profile] = {
         torch_threads=2,
         overrides={
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
-            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each, the forward under bfloat16 autocast
-            # (fp32 weights, optimizer and loss; every logged loss of a small GPT and Backpack within 2 % of fp32's)
-            "backpack": {"lm.train.precision": "bf16",
+            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each; on a CPU with native bfloat16 the
+            # forward under bf16 autocast (fp32 weights, optimizer and loss; every logged loss of a small GPT and
+            # Backpack within 2 % of fp32's)
+            "backpack": {**_native_bf16({"lm.train.precision": "bf16"}),
                          "lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
                          "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,
@@ -127,9 +136,9 @@ PROFILES: dict[str, Profile] = {
                       "lr_grid": {"nn": (0.2, 0.4), "nn_tag": (0.2, 0.4), "mmtnn": (0.05, 0.1)},
                       "word2vec.epochs": 10, "word2vec.until_stable": 0.9},
             "mslm": {
-                # both corpora: selection on 300 dev sentences, the output layer's training matmuls in bfloat16
-                **_each(("pku", "ptb"), {"model.bf16_output": True, "dev_sentences": 300, "eval_batch_chars": 4096,
-                                         "w2v_epochs": 5, "train.log_every": 25}),
+                # both corpora: selection on 300 dev sentences
+                **_each(("pku", "ptb"), {"dev_sentences": 300, "eval_batch_chars": 4096, "w2v_epochs": 5,
+                                         "train.log_every": 25}),
                 # PKU: the paper's dim 256 in 2,048-character batches at lr 1e-3 (the authors' own regime,
                 # scaled); 400 steps = 0.8 M characters (half an epoch). Calibrated on PKU MSLM: dim 128, or
                 # 512-character batches at lr 3e-3, plateau at dev boundary MCC 55-58 whatever the length; this
@@ -141,11 +150,12 @@ PROFILES: dict[str, Profile] = {
                 **_each(("ptb",), {"model.dim": 128, "model.feedforward_dim": 254, "batch_chars": 512,
                                    "train.steps": 4000, "train.eval_every": 400, "train.checkpoint_every": 200,
                                    "train.log_every": 50}),
-                # both corpora: the forward under bfloat16 autocast (the lattice in fp32; PKU MSLM 1.8x fp32,
-                # loss within 0.1 % of fp32's), batches packed within each length-sorted pool (the seams that
-                # mixed one long sentence with many short ones peaked at 11 GB; within pools 1.2 GB), so two
-                # one-thread workers fit
-                **_each(("pku", "ptb"), {"train.precision": "bf16", "pack_within_pools": True}),
+                # both corpora: batches packed within each length-sorted pool (the seams that mixed one long
+                # sentence with many short ones peaked at 11 GB; within pools 1.2 GB), so two one-thread workers
+                # fit; on a CPU with native bfloat16 the forward under bf16 autocast and the output layer's
+                # training matmuls in bf16 (the lattice in fp32; PKU MSLM 1.8x fp32, loss within 0.1 % of fp32's)
+                **_each(("pku", "ptb"), {"pack_within_pools": True}),
+                **_native_bf16(_each(("pku", "ptb"), {"train.precision": "bf16", "model.bf16_output": True})),
                 # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split. The paper's protocol,
                 # scaled: each cell's first seed at two learning rates, the unsupervised rows at the rate of the
                 # lower dev bpc, the lightly supervised rows at the rate of the higher dev boundary MCC

@@ -23,6 +23,7 @@ import pandas as pd
 
 from .errors import HanzilmError
 from .io import atomic_write_text
+from .machine import cpu_has_bf16, cpu_model
 from .paths import RESULTS, ROOT, git_state
 
 TARGETS = Path(__file__).parent / "targets"
@@ -90,6 +91,8 @@ class Provenance:
                 "host": socket.gethostname(),
                 "platform": platform.platform(),
                 "cpus": os.cpu_count(),
+                "cpu": cpu_model(),
+                "cpu_bf16": cpu_has_bf16(),
                 "torch_threads": _torch_threads(),
             },
             **(extra or {}),

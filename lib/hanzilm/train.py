@@ -203,7 +203,9 @@ def setup(device: str | torch.device | None = None) -> Dist:
 
 def cpu_has_bf16() -> bool:
     """The CPU multiplies bfloat16 natively (AVX512_BF16 or AMX); elsewhere bf16 autocast on the CPU is emulated
-    and slower than fp32."""
+    and slower than fp32. The same test as `hanzilm.machine.cpu_has_bf16` (which the profiles and provenance use,
+    without importing torch); it stays here until the trainer's code next changes, since any change to this
+    module's code gives every stored model a new key and so retrains them all."""
     try:
         flags = Path("/proc/cpuinfo").read_text().split()
     except OSError:
