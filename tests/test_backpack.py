@@ -43,7 +43,7 @@ def test_eq3_weighted_sum_of_senses_and_tied_output():
 
 def test_scaled_alpha_divides_the_logits_by_the_square_root_of_the_sense_width():
     """The ablation's variant: alpha = softmax(q k^T / sqrt(d/k)), and the model's output mixes the senses with
-    exactly those weights (the fused mix scales as alpha() does); unscaled, Eq. 6 as the paper writes it."""
+    exactly those weights (the mix scales as alpha() does); unscaled, Eq. 6 as the paper writes it."""
     import dataclasses
 
     plain = _model()
@@ -110,13 +110,13 @@ def test_no_future_leakage():
         assert torch.allclose(m(changed)[:, :t + 1], base[:, :t + 1], atol=1e-5)
 
 
-def test_the_padded_fused_mix_is_the_causal_sense_sum_with_its_gradients():
-    """Zero-padded queries and keys (the fused CPU path) give Eq. 3 with Eq. 6's alpha, forward and backward,
-    unscaled and scaled."""
+def test_the_chunked_mix_is_the_causal_sense_sum_with_its_gradients():
+    """Query chunks that skip the keys after their end (the last one shorter) and one whole block give Eq. 3
+    with Eq. 6's alpha, forward and backward, unscaled and scaled."""
     torch.manual_seed(1)
     q, k, v = (torch.randn(2, 4, 11, w, dtype=torch.float64, requires_grad=True) for w in (3, 3, 8))
-    for scale in (1.0, 8 ** -0.5):
-        mixed = causal_sense_mix(q, k, v, scale=scale)
+    for scale, chunk in ((1.0, 4), (8 ** -0.5, 4), (1.0, 128)):
+        mixed = causal_sense_mix(q, k, v, scale=scale, chunk=chunk)
         att = (scale * q @ k.transpose(-1, -2)).masked_fill(~torch.ones(11, 11, dtype=torch.bool).tril(),
                                                            float("-inf"))
         direct = (att.softmax(-1) @ v).sum(1)
