@@ -62,10 +62,11 @@ python:
 paper: install
 	$(BIN)/hanzilm paper run --profile $(PROFILE) $(if $(ONLY),--only '$(ONLY)')
 
-# All tests: unit tests, the nbval regression of the committed smoke notebooks, the book build.
+# All tests: unit tests, the nbval regression of the committed smoke notebooks (run with the floating-point code
+# paths pinned as the smoke runs pin them: hanzilm.machine), the book build.
 test: install
 	$(BIN)/python -m pytest -q tests
-	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider results/smoke/notebooks
+	$(BIN)/python -m hanzilm.machine $(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider results/smoke/notebooks
 
 book: install
 	$(BIN)/jupyter-book build book -W -n --keep-going

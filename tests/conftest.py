@@ -3,11 +3,18 @@ server, and access to the real data mirror (tests that need it skip when it is a
 
 from __future__ import annotations
 
+import os
+
+from hanzilm.machine import portable_float_env
+
+# Before any test imports torch or NumPy, and inherited by the kernels nbval starts: the smoke notebooks were
+# executed with the same floating-point code paths (runner.execute), so they compare equal on any x86-64 CPU.
+os.environ.update(portable_float_env())
+
 import functools
 import hashlib
 import http.server
 import json
-import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path

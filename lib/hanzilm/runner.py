@@ -39,6 +39,7 @@ from .errors import HanzilmError
 from .io import atomic_write_text
 from .paths import BOOK, RESULTS
 from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, get_profile
+from .machine import portable_float_env
 from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
 
 KERNEL = "python3"
@@ -121,6 +122,7 @@ def execute(source: Path, profile: str, seed: int, out: Path, env: dict[str, str
     env = dict(env or {})
     if profile == "smoke":
         env["HANZILM_PROGRESS"] = "0"  # a bar in the outputs would make the nbval reference nondeterministic
+        env.update(portable_float_env())  # and the same digits on every x86-64 CPU with AVX2
     with _environ(env):
         papermill.execute_notebook(
             str(out), str(out), parameters={"profile": profile, "seed": seed}, kernel_name=KERNEL,
