@@ -34,6 +34,7 @@ from typing import Callable
 
 import torch
 
+from hanzilm.machine import cpu_has_bf16
 from hanzilm.plan import PLAN_DEVICE, bf16_peak
 from hanzilm.profiles import CHAPTERS, PROFILES, get_profile
 from hanzilm.train import Runtime, TrainConfig, train
@@ -167,9 +168,13 @@ def check_mslm(prof, args, device: torch.device, peak: float | None) -> list[Res
                 res.planned = f"{mp.chars_per_second(exp.corpus, exp.batch_chars, res.flops_per_token, peak):,.0f}/s"
             # word2vec initialisation is left out: it sets the embeddings' values, not the step's cost
             batches = CharBatches(rows, exp.batch_chars, seed=exp.train.seed, within_pools=exp.pack_within_pools)
+            # oneDNN has no bfloat16 LSTM on a CPU without native bf16; CUDA and such CPUs take the bf16 path
+            bf16 = not args.no_bf16 and (device.type != "cpu" or cpu_has_bf16())
+            if bf16 != (not args.no_bf16):
+                res.evaluation.append("trained in fp32: this CPU has no native bfloat16, so no bf16 LSTM")
             res.micro, (res.tokens_per_s, res.peak_gb, model) = fitting(lambda accum: timed_training(
                 lambda: SegmentalLM(exp.model, len(data.vocab)), exp.train, batches, args, device,
-                bf16=not args.no_bf16, compile_ok=False, accum=accum), exp.batch_chars, device)
+                bf16=bf16, compile_ok=False, accum=accum), exp.batch_chars, device)
             dev = data.dev[:args.eval_sentences]
             chars = sum(sum(map(len, s)) for s in dev)
             secs = timed(lambda: ex.evaluate_corpus(model, data, dev, exp.eval_batch_chars), device)
