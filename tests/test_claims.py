@@ -191,3 +191,12 @@ def test_a_malformed_requirement_is_refused_with_file_and_line(tmp_path):
     pd.DataFrame([row]).to_csv(path, index=False)
     with pytest.raises(HanzilmError, match=r"claims.csv:2: claim x.1: requires .* is not like"):
         C.load_claims(path)
+
+
+def test_a_paper_without_results_gets_a_sentence_instead_of_a_figure():
+    """A profile where one chapter has not run yet: its section says so instead of failing on empty axes."""
+    glance_table = pd.DataFrame({"table": ["mmtnn/table3"], "ours": [93.0], "paper": [94.0]})
+    fig, dropped = C.comparison_figure(glance_table, "backpack")
+    assert fig is None and dropped == 0
+    fig, dropped = C.comparison_figure(glance_table, "mmtnn")
+    assert fig is not None and dropped == 0

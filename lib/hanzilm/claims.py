@@ -372,12 +372,15 @@ def comparable_numbers(glance_table: pd.DataFrame, paper: str) -> pd.DataFrame:
 
 def comparison_figure(glance_table: pd.DataFrame, paper: str, band: float = 0.1):
     """Ours against the paper's value for every comparable number of one paper, on log axes (the numbers span
-    perplexities, F1 and correlations), with the diagonal and a ±`band` relative tolerance band."""
+    perplexities, F1 and correlations), with the diagonal and a ±`band` relative tolerance band. No figure (None)
+    when the paper has no positive number to draw yet (its chapter has not run at this profile)."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     rows = comparable_numbers(glance_table, paper)
     positive = rows[(rows["ours"] > 0) & (rows["paper"] > 0)]
+    if positive.empty:
+        return None, len(rows)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     lo, hi = positive[["ours", "paper"]].min().min() / 1.5, positive[["ours", "paper"]].max().max() * 1.5
     x = np.geomspace(lo, hi, 50)
@@ -419,6 +422,9 @@ def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -
 
     display(HTML(scorecard_html(verdicts, paper)))
     fig, dropped = comparison_figure(glance_table, paper)
+    if fig is None:
+        display(Markdown(f"(No numbers of {PAPERS[paper]} to compare yet: its chapter has not run at this profile.)"))
+        return
     display(fig)
     plt.close(fig)
     if dropped:
