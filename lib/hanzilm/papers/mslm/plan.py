@@ -71,7 +71,7 @@ def plan(profile: Profile) -> ChapterPlan:
                 f"launch-bound: ~{OPS_PER_STEP['pku']:,}-{OPS_PER_STEP['ptb']:,} operators per step x "
                 f"{OP_SECONDS * 1e6:.0f} us + the matmuls at MFU {MATMUL_MFU:.0%} of the {PLAN_DEVICE}")),
             note=(f"dim {exp.model.dim}, K {exp.model.max_seg_len}, vocabulary {len(data.vocab):,}, batches of "
-                  f"{exp.batch_chars:,} characters ({exp.train.steps * exp.batch_chars / sum(lengths):.0f} epochs); "
+                  f"{exp.batch_chars:,} characters ({exp.train.steps * exp.batch_chars / sum(lengths):.2g} epochs); "
                   f"seeds {', '.join(map(str, seeds))}; lr {', '.join(f'{r:g}' for r in rates)}")))
         if exp.w2v_epochs > 0:
             key = ex.word2vec_config(exp)
