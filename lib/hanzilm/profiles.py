@@ -80,7 +80,7 @@ PROFILES: dict[str, Profile] = {
     "smoke": Profile(
         name="smoke",
         description="CI: every notebook end to end on tiny models and data slices; deterministic",
-        expected_wall_time="under 5 minutes",
+        expected_wall_time="about 10 minutes on 2 cores",
         seeds=(0,),
         torch_threads=1,
         overrides={
