@@ -322,3 +322,24 @@ def test_each_family_trains_at_the_rate_its_dev_f1_chooses(monkeypatch, tmp_path
     chosen = ex.select_learning_rates(ch)
     assert chosen.lrs == {"nn": float(grid.lr[grid.chosen].iloc[0])}
     assert ex.is_complete(ex.run_dir(chosen, chosen.model(dataset="pku", model="nn")))
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_training_order_puts_pretrained_models_last_only_while_the_vectors_are_made(monkeypatch, tmp_path, stored):
+    import dataclasses
+
+    from hanzilm.papers.mmtnn import experiment as ex
+    from hanzilm.store import Store
+
+    ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path))
+    cfgs = [ch.model(dataset="pku", model="nn"), ch.model(dataset="pku", model="mmtnn", pretrained=True,
+                                                          bigram=True), ch.model(dataset="pku", model="mmtnn")]
+    seen = []
+    monkeypatch.setattr(ex, "vectors_stored", lambda store, key, data: stored)
+    monkeypatch.setattr(ex, "run_all", lambda fn, jobs, **kw: seen.extend(cfg for _, cfg in jobs))
+    ex.train_all(ch, cfgs)
+    names = [None if c is None else (c.model, c.pretrained) for c in seen]
+    if stored:   # by cost alone: the bigram MMTNN (3x an MMTNN) first
+        assert names == [("mmtnn", True), ("mmtnn", False), ("nn", False)]
+    else:        # the vectors first, beside the random-init models; the pre-trained one waits for them
+        assert names == [None, ("mmtnn", False), ("nn", False), ("mmtnn", True)]

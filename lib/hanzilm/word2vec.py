@@ -68,11 +68,22 @@ def word2vec_vectors(store: Store, key: Any, sentences: Callable[[], list[list[s
     return dict(zip(itos, vectors))
 
 
+def _run_dir(store: Store, key: Any, data: Mapping[str, str]) -> Path:
+    return store.run_dir(key, data, source_version("word2vec", word2vec_vectors, nearest_ids))
+
+
 def vectors_summary(store: Store, key: Any, data: Mapping[str, str]) -> dict[str, Any]:
     """done.json of made vectors: tokens, types, wall time and, trained until stable, the epochs and overlaps."""
     from .store import load_summary
 
-    return load_summary(store.run_dir(key, data, source_version("word2vec", word2vec_vectors, nearest_ids)))
+    return load_summary(_run_dir(store, key, data))
+
+
+def vectors_stored(store: Store, key: Any, data: Mapping[str, str]) -> bool:
+    """Whether `word2vec_vectors` with this key and data would load the vectors instead of training them."""
+    from .store import is_complete
+
+    return is_complete(_run_dir(store, key, data))
 
 
 def nearest_ids(vectors: np.ndarray, probes: int = 500, k: int = 10) -> np.ndarray:

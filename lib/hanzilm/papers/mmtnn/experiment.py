@@ -34,9 +34,10 @@ from ...profiles import Profile, get_profile
 from ...parallel import run_all
 from ...store import Store, is_complete, load_history, load_summary, required
 from ...train import TrainConfig
+from ...word2vec import vectors_stored
 from .crf import CRFSegmenter, CRFSpec, train_crf
 from .encoding import Encoder
-from .pretrain import Word2VecConfig, char_vectors, init_table
+from .pretrain import Word2VecConfig, char_vectors, corpus_checksums, init_table
 from .segmenter import Segmenter
 from .tagger import TaggerSpec, WindowTagger
 from .tags import words_to_tags
@@ -323,15 +324,19 @@ def _train_one(job: tuple[MMTNNChapter, SegmentationConfig | None]) -> None:
 
 
 def train_all(ch: MMTNNChapter, cfgs: Sequence[SegmentationConfig]) -> None:
-    """Train every segmenter of `cfgs` the store lacks, `ch.workers` at a time (one thread each): the
-    pre-trained vectors first, beside the randomly initialised models (costliest first, so that the workers
-    finish together), then the pre-trained ones, which wait for the vectors where they are still being made."""
+    """Train every segmenter of `cfgs` the store lacks, `ch.workers` at a time (one thread each), costliest
+    first, so that the workers finish together. Where the pre-trained vectors are still to be made they go
+    first, beside the randomly initialised models, and the pre-trained models after those (they wait for the
+    vectors); once the vectors are stored every model takes its turn by cost alone (else the longest run, the
+    PKU bigram model, started last and ran alone at the end)."""
     todo = [c for c in dict.fromkeys(cfgs) if not is_complete(run_dir(ch, c))]
     cost = {"crf": 0, "nn": 1, "nn_tag": 2, "mmtnn": 8}
-    todo.sort(key=lambda c: (c.pretrained, -cost[c.model] * (1 + 2 * c.bigram) * (1 if c.dataset == "pku" else 0.3)
-                             / c.lr))
+    waits = any(c.pretrained for c in todo) and not vectors_stored(required(ch.store), ch.word2vec,
+                                                                   corpus_checksums())
+    todo.sort(key=lambda c: (waits and c.pretrained,
+                             -cost[c.model] * (1 + 2 * c.bigram) * (1 if c.dataset == "pku" else 0.3) / c.lr))
     jobs: list[SegmentationConfig | None] = list(todo)
-    if any(c.pretrained for c in todo):
+    if waits:
         jobs.insert(0, None)
     run_all(_train_one, [(ch, c) for c in jobs], workers=ch.workers, threads=TRAIN_THREADS, desc="segmenters")
 
