@@ -37,9 +37,9 @@ import yaml
 
 from .errors import HanzilmError
 from .io import atomic_write_text
+from .machine import portable_float_env
 from .paths import BOOK, RESULTS
 from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, get_profile
-from .machine import portable_float_env
 from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
 
 KERNEL = "python3"
