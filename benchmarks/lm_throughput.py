@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/lm_throughput.py [--layers 4 --heads 4 --embd 128 --block 256 --batch 16
                                                   --vocab 5260 --senses 16 --steps 20 --threads 2
-                                                  [--zipf | --corpus] [--bf16]
+                                                  [--zipf | --corpus] [--bf16] [--compile]
                                                   [--nanogpt /path/to/nanoGPT/model.py]]
 
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
@@ -18,7 +18,8 @@ model's tokens/s is also printed scaled to 170 GFLOP/s; the target for our GPT i
 `--nanogpt PATH/model.py` times nanoGPT's own GPT (a checkout outside this repository, e.g. from
 github.com/karpathy/nanoGPT; fp32, as its train.py runs on a CPU) on the same batches in the same rounds, and
 prints our GPT's speed relative to it. `--bf16` adds each of our models under bfloat16 autocast (the trainer's
-precision="bf16": fp32 weights and optimizer, the loss in fp32).
+precision="bf16": fp32 weights and optimizer, the loss in fp32). `--compile` adds each of our models with its loss
+under `torch.compile` (inductor: the trainer's `Runtime(compile="inductor")`; needs a C++ compiler on the CPU).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def main() -> None:
     ap.add_argument("--corpus", action="store_true", help="real training windows of the encoded LM corpus "
                     "(its vocabulary replaces --vocab)")
     ap.add_argument("--bf16", action="store_true", help="also our models under bfloat16 autocast")
+    ap.add_argument("--compile", action="store_true", help="also our models with torch.compile (inductor)")
     ap.add_argument("--nanogpt", type=Path, help="nanoGPT's model.py (outside this repository): time its GPT too")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -73,6 +75,12 @@ def main() -> None:
             twin = type(models[name])(models[name].config)
             twin.load_state_dict(models[name].state_dict())
             models[f"{name}-bf16"], losses[f"{name}-bf16"], autocast[f"{name}-bf16"] = twin, twin.loss, True
+    if a.compile:
+        for name in ("gpt", "backpack"):
+            twin = type(models[name])(models[name].config)
+            twin.load_state_dict(models[name].state_dict())
+            models[f"{name}-compiled"], autocast[f"{name}-compiled"] = twin, False
+            losses[f"{name}-compiled"] = torch.compile(twin.loss, backend="inductor")
     if a.nanogpt:
         nano = _nanogpt(a.nanogpt, a)
         models["nanogpt"], autocast["nanogpt"] = nano, False
@@ -158,8 +166,12 @@ def main() -> None:
         print(f"  bf16 autocast: gpt {step['gpt'] / step['gpt-bf16']:.2f}x, backpack "
               f"{step['backpack'] / step['backpack-bf16']:.2f}x fp32; step-time ratio backpack/gpt in bf16: "
               f"{step['backpack-bf16'] / step['gpt-bf16']:.2f}")
+    if a.compile:
+        print(f"  torch.compile: gpt {step['gpt'] / step['gpt-compiled']:.2f}x, backpack "
+              f"{step['backpack'] / step['backpack-compiled']:.2f}x eager; step-time ratio backpack/gpt compiled: "
+              f"{step['backpack-compiled'] / step['gpt-compiled']:.2f}")
     if a.nanogpt:
-        for name in [n for n in ("gpt", "gpt-bf16") if n in step]:
+        for name in [n for n in ("gpt", "gpt-bf16", "gpt-compiled") if n in step]:
             print(f"  our {name} / nanoGPT (fp32, same batches): {step['nanogpt'] / step[name]:.2f}x")
 
 

@@ -1,4 +1,4 @@
-"""hanzilm.parallel.run_all: every run done, each in a process of its own."""
+"""hanzilm.parallel.run_all: every run done, each in a process of its own, its result returned in order."""
 
 import os
 from pathlib import Path
@@ -29,3 +29,14 @@ def test_a_failing_run_is_raised(monkeypatch):
     monkeypatch.setenv("HANZILM_PROGRESS", "0")
     with pytest.raises(RuntimeError, match="run 2 broke"):
         run_all(_fail, [1, 2, 3], workers=2, threads=1)
+
+
+def _square(job: int) -> int:
+    return job * job
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_what_the_runs_return_comes_back_in_run_order(workers, monkeypatch):
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    assert run_all(_square, [3, 1, 2, 5], workers=workers, threads=1) == [9, 1, 4, 25]
+    assert run_all(_square, [], workers=workers) == []

@@ -1,6 +1,8 @@
-"""Independent training runs side by side: `workers` spawned processes, each with its share of the threads.
+"""Independent runs side by side (training runs, evaluations): `workers` spawned processes, each with its share of
+the threads.
 
     run_all(train_one, runs, workers=2, desc="segmenters")   # train_one(run) in a worker, runs in the given order
+    parts = run_all(evaluate, shares, workers=2)              # [evaluate(share) for share in shares]
 
 Each run is trained through the model store, so a run another process holds waits on its lock and a finished one
 loads: the workers need no coordination beyond the pool.
@@ -17,26 +19,29 @@ import torch
 from .progress import progress
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
-def _call(fn: Callable[[T], object], run: T, threads: int) -> None:
+def _call(fn: Callable[[T], R], run: T, threads: int) -> R:
     torch.set_num_threads(threads)
-    fn(run)
+    return fn(run)
 
 
-def run_all(fn: Callable[[T], object], runs: Sequence[T], *, workers: int = 1, desc: str = "runs",
-            threads: int | None = None) -> None:
-    """`fn(run)` for every run, `workers` at a time; `fn` must be a module-level function (it is pickled).
-    threads: per worker; default this process's torch threads shared among the workers."""
+def run_all(fn: Callable[[T], R], runs: Sequence[T], *, workers: int = 1, desc: str = "runs",
+            threads: int | None = None, unit: str = "run") -> list[R]:
+    """`[fn(run) for run in runs]`, `workers` at a time; `fn` must be a module-level function (it is pickled),
+    and what it returns too. threads: per worker; default this process's torch threads shared among the
+    workers."""
     if not runs:
-        return
-    bar = progress(total=len(runs), desc=desc, unit="run")
+        return []
+    bar = progress(total=len(runs), desc=desc, unit=unit)
     try:
         if workers <= 1:
+            out = []
             for run in runs:
-                fn(run)
+                out.append(fn(run))
                 bar.update()
-            return
+            return out
         threads = threads or max(1, torch.get_num_threads() // workers)
         # spawn: a fresh interpreter per worker, no forked torch thread pools; one run per process: a worker
         # that had trained three PKU segmental LMs held 7.7 GB (the allocator keeps what a run freed), and a
@@ -47,5 +52,6 @@ def run_all(fn: Callable[[T], object], runs: Sequence[T], *, workers: int = 1, d
             for job in futures.as_completed(jobs):
                 job.result()
                 bar.update()
+            return [job.result() for job in jobs]
     finally:
         bar.close()

@@ -84,8 +84,9 @@ PROFILES: dict[str, Profile] = {
         seeds=(0,),
         torch_threads=1,
         overrides={
-            # Backpack: a 2/2/32 pair, 40 steps; a handful of cloze cases, words, contexts and characters each
-            "backpack": {"lm.n_layer": 2, "lm.n_head": 2, "lm.n_embd": 32, "lm.n_senses": 4, "lm.block_size": 64,
+            # Backpack: a 2/2/32 pair, 40 steps; a handful of cloze cases, words, contexts and characters each;
+            # the trend page's snapshots in two processes, as at cpu (so nbval checks they change no number)
+            "backpack": {"workers": 2, "lm.n_layer": 2, "lm.n_head": 2, "lm.n_embd": 32, "lm.n_senses": 4, "lm.block_size": 64,
                          "lm.batch_size": 8, "lm.dev_tokens": 2048, "lm.test_tokens": 4096, "lm.train.steps": 40,
                          "lm.train.lr": 3e-3, "lm.train.min_lr": 3e-4, "lm.train.warmup_steps": 5,
                          "lm.train.eval_every": 20, "lm.train.checkpoint_every": 20, "lm.train.log_every": 5,
@@ -118,8 +119,8 @@ PROFILES: dict[str, Profile] = {
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
             # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each; on a CPU with native bfloat16 the
             # forward under bf16 autocast (fp32 weights, optimizer and loss; every logged loss of a small GPT and
-            # Backpack within 2 % of fp32's)
-            "backpack": {**_native_bf16({"lm.train.precision": "bf16"}),
+            # Backpack within 2 % of fp32's); the trends page's six snapshots shared by two one-thread processes
+            "backpack": {**_native_bf16({"lm.train.precision": "bf16"}), "workers": 2,
                          "lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
                          "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ...parallel import run_all
 from . import experiment, trends
 from .data import EncodedCorpus
 from .experiment import BackpackChapter
@@ -55,24 +56,33 @@ def dev_blocks(ch: BackpackChapter, corpus: EncodedCorpus, n: int = 8) -> torch.
 
 def ablation(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(findings, entropy): per variant, every trend-page finding (ours, paper, verdict) with the test
-    perplexity ratio among them, and alpha's entropy per sense. Trains the variant the store lacks."""
-    gpt = experiment.train_model(ch, corpus, "gpt")
-    inputs = trends.Inputs(ch, corpus)
+    perplexity ratio among them, and alpha's entropy per sense. Trains the variant the store lacks, then reads
+    the variants in `ch.workers` one-thread processes (the findings' thousands of tiny forwards)."""
+    experiment.train_model(ch, corpus, "gpt")
+    backpacks = {scaled: experiment.train_model(variant(ch, scaled), corpus, "backpack").eval() for scaled in VARIANTS}
+    workers = max(1, min(ch.workers, len(VARIANTS)))
+    jobs = [(ch, None if workers > 1 else corpus, profile, scaled) for scaled in VARIANTS]
+    found = run_all(_variant_findings, jobs, workers=workers, threads=1, desc="alpha variants", unit="variant")
     blocks = dev_blocks(ch, corpus)
-    found, entropy = [], []
-    for scaled, label in VARIANTS.items():
-        backpack = experiment.train_model(variant(ch, scaled), corpus, "backpack").eval()
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # thousands of tiny forwards (as the trend page)
-        try:
-            tables_ = trends.snapshot_tables(inputs, backpack, gpt.eval(), profile)
-        finally:
-            torch.set_num_threads(threads)
-        ppl = tables_["backpack/table1"]
-        found.append(trends.findings_at(tables_, profile).assign(variant=label, scaled=scaled,
-                                                                 backpack_ppl=_ppl(ppl, "Backpack")))
-        entropy.append(alpha_entropy(backpack, blocks).assign(variant=label, scaled=scaled))
+    entropy = [alpha_entropy(backpacks[scaled], blocks).assign(variant=label, scaled=scaled)
+               for scaled, label in VARIANTS.items()]
     return pd.concat(found, ignore_index=True), pd.concat(entropy, ignore_index=True)
+
+
+def _variant_findings(job: tuple[BackpackChapter, EncodedCorpus | None, str, bool]) -> pd.DataFrame:
+    """One variant's findings beside the chapter's GPT-2, on one thread (module level: the workers unpickle it)."""
+    ch, corpus, profile, scaled = job
+    corpus = experiment.load_corpus(ch) if corpus is None else corpus
+    gpt = experiment.train_model(ch, corpus, "gpt").eval()
+    backpack = experiment.train_model(variant(ch, scaled), corpus, "backpack").eval()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        tables_ = trends.snapshot_tables(trends.Inputs(ch, corpus), backpack, gpt, profile)
+    finally:
+        torch.set_num_threads(threads)
+    return trends.findings_at(tables_, profile).assign(variant=VARIANTS[scaled], scaled=scaled,
+                                                       backpack_ppl=_ppl(tables_["backpack/table1"], "Backpack"))
 
 
 def _ppl(table1: pd.DataFrame, model_prefix: str) -> float:

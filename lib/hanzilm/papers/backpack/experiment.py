@@ -80,6 +80,7 @@ class BackpackChapter:
 
     lm: the pair's sizes and training (`lm.model` is replaced by each of MODELS: `lm.pair()`); split: the LM
     corpus split; cloze: the WPLC-style cloze of Table 1; senses: the sizes of the Section 5 analyses;
+    snapshots: the weights each run keeps for the trends page; workers: processes that share out its snapshots;
     store: where trained models are kept (set by the profile)."""
 
     profile_key: ClassVar[str] = "backpack"
@@ -89,6 +90,7 @@ class BackpackChapter:
     cloze: ClozeConfig = field(default_factory=ClozeConfig)
     senses: SensesConfig = field(default_factory=SensesConfig)
     snapshots: int = 6
+    workers: int = 1
     store: Store | None = field(default=None, compare=False)
 
 

@@ -18,6 +18,7 @@ import torch
 from ... import claims as registry
 from ...data.corpus import lm_dataset_names
 from ...data.lexicon import wordsim
+from ...parallel import run_all
 from ...results import with_paper
 from ...store import load_model
 from ...trends import trend_table
@@ -123,25 +124,46 @@ def findings_at(tables_: dict[str, pd.DataFrame], profile: str) -> pd.DataFrame:
 
 
 def along_training(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> pd.DataFrame:
-    """Long table: each finding's quantity on every snapshot the pair kept (step, tokens seen)."""
-    from ...progress import progress
-
-    models = experiment.train_pair(ch, corpus)  # records both snapshots (a replay for a run stored without)
+    """Long table: each finding's quantity on every snapshot the pair kept (step, tokens seen). The snapshots are
+    dealt out to `ch.workers` processes of one thread each: thousands of tiny forwards run fastest on one
+    thread, so a single process left the second core idle for the page's 18 minutes. Each snapshot's
+    quantities are the same whichever process computes them."""
+    experiment.train_pair(ch, corpus)  # records both snapshots (a replay for a run stored without)
     snaps = {m: experiment.snapshots(ch, corpus, m) for m in MODELS}
     steps = sorted(set(snaps["gpt"]) & set(snaps["backpack"]))
-    inputs = Inputs(ch, corpus)
-    tokens_per_step = ch.lm.batch_size * ch.lm.block_size
+    workers = max(1, min(ch.workers, len(steps)))
+    shares = [[(step, {m: snaps[m][step] for m in MODELS}) for step in steps[i::workers]] for i in range(workers)]
+    # in this process the corpus is at hand; a worker loads its own rather than receive it pickled
+    jobs = [(ch, None if workers > 1 else corpus, profile, share) for share in shares]
+    parts = run_all(_findings_on, jobs, workers=workers, threads=1, desc="snapshot shares", unit="share")
+    found = sorted((f for part in parts for f in part), key=lambda f: int(f.step.iloc[0]))
+    return pd.concat(found, ignore_index=True)
+
+
+def _findings_on(job: tuple[BackpackChapter, EncodedCorpus | None, str, list[tuple[int, dict]]]
+                 ) -> list[pd.DataFrame]:
+    """The findings on each snapshot of one share, in a process of one thread (a module-level function: the
+    workers unpickle it)."""
+    from ...progress import progress
+
+    ch, corpus, profile, share = job
+    corpus = experiment.load_corpus(ch) if corpus is None else corpus
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)  # thousands of tiny forwards: one thread is fastest (see experiment.load_pair)
-    out = []
-    with progress(len(steps), "findings at snapshots", "snapshot") as bar:
-        for step in steps:
-            pair = {m: load_model(experiment.build(ch.lm.pair()[m], len(corpus.vocab)), snaps[m][step]).eval()
-                    for m in MODELS}
-            found = findings_at(snapshot_tables(inputs, pair["backpack"], pair["gpt"], profile), profile)
-            out.append(found.assign(step=step, tokens=step * tokens_per_step))
-            bar.update(1)
-    del models
-    return pd.concat(out, ignore_index=True)
+    try:
+        inputs = Inputs(ch, corpus)
+        tokens_per_step = ch.lm.batch_size * ch.lm.block_size
+        out = []
+        with progress(len(share), "findings at snapshots", "snapshot") as bar:
+            for step, weights in share:
+                pair = {m: load_model(experiment.build(ch.lm.pair()[m], len(corpus.vocab)), weights[m]).eval()
+                        for m in MODELS}
+                found = findings_at(snapshot_tables(inputs, pair["backpack"], pair["gpt"], profile), profile)
+                out.append(found.assign(step=step, tokens=step * tokens_per_step))
+                bar.update(1)
+        return out
+    finally:
+        torch.set_num_threads(threads)
 
 
 def long_form(along: pd.DataFrame) -> pd.DataFrame:
