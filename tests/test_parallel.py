@@ -40,3 +40,16 @@ def test_what_the_runs_return_comes_back_in_run_order(workers, monkeypatch):
     monkeypatch.setenv("HANZILM_PROGRESS", "0")
     assert run_all(_square, [3, 1, 2, 5], workers=workers, threads=1) == [9, 1, 4, 25]
     assert run_all(_square, [], workers=workers) == []
+
+
+def test_torch_threads_restores_the_count_even_on_error():
+    import torch
+
+    from hanzilm.parallel import torch_threads
+
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("inside")
+    assert torch.get_num_threads() == before

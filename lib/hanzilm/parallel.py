@@ -11,8 +11,9 @@ loads: the workers need no coordination beyond the pool.
 from __future__ import annotations
 
 import concurrent.futures as futures
+import contextlib
 import multiprocessing
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import torch
 
@@ -20,6 +21,17 @@ from .progress import progress
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """`n` torch threads inside the block, the count before restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _call(fn: Callable[[T], R], run: T, threads: int) -> R:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ...parallel import run_all
+from ...parallel import run_all, torch_threads
 from . import experiment, trends
 from .data import EncodedCorpus
 from .experiment import BackpackChapter
@@ -75,12 +75,8 @@ def _variant_findings(job: tuple[BackpackChapter, EncodedCorpus | None, str, boo
     corpus = experiment.load_corpus(ch) if corpus is None else corpus
     gpt = experiment.train_model(ch, corpus, "gpt").eval()
     backpack = experiment.train_model(variant(ch, scaled), corpus, "backpack").eval()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         tables_ = trends.snapshot_tables(trends.Inputs(ch, corpus), backpack, gpt, profile)
-    finally:
-        torch.set_num_threads(threads)
     return trends.findings_at(tables_, profile).assign(variant=VARIANTS[scaled], scaled=scaled,
                                                        backpack_ppl=_ppl(tables_["backpack/table1"], "Backpack"))
 

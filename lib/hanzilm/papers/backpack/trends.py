@@ -18,7 +18,7 @@ import torch
 from ... import claims as registry
 from ...data.corpus import lm_dataset_names
 from ...data.lexicon import wordsim
-from ...parallel import run_all
+from ...parallel import run_all, torch_threads
 from ...results import with_paper
 from ...store import load_model
 from ...trends import trend_table
@@ -148,12 +148,10 @@ def _findings_on(job: tuple[BackpackChapter, EncodedCorpus | None, str, list[tup
 
     ch, corpus, profile, share = job
     corpus = experiment.load_corpus(ch) if corpus is None else corpus
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # thousands of tiny forwards: one thread is fastest (see experiment.load_pair)
-    try:
+    out = []
+    with torch_threads(1):  # thousands of tiny forwards: one thread is fastest (see experiment.load_pair)
         inputs = Inputs(ch, corpus)
         tokens_per_step = ch.lm.batch_size * ch.lm.block_size
-        out = []
         with progress(len(share), "findings at snapshots", "snapshot") as bar:
             for step, weights in share:
                 pair = {m: load_model(experiment.build(ch.lm.pair()[m], len(corpus.vocab)), weights[m]).eval()
@@ -161,9 +159,7 @@ def _findings_on(job: tuple[BackpackChapter, EncodedCorpus | None, str, list[tup
                 found = findings_at(snapshot_tables(inputs, pair["backpack"], pair["gpt"], profile), profile)
                 out.append(found.assign(step=step, tokens=step * tokens_per_step))
                 bar.update(1)
-        return out
-    finally:
-        torch.set_num_threads(threads)
+    return out
 
 
 def long_form(along: pd.DataFrame) -> pd.DataFrame:
