@@ -343,3 +343,20 @@ def test_training_order_puts_pretrained_models_last_only_while_the_vectors_are_m
         assert names == [("mmtnn", True), ("mmtnn", False), ("nn", False)]
     else:        # the vectors first, beside the random-init models; the pre-trained one waits for them
         assert names == [None, ("mmtnn", False), ("nn", False), ("mmtnn", True)]
+
+
+def test_grid_reading_names_edge_choices_and_runs_stopped_by_the_epoch_cap():
+    import pandas as pd
+
+    from hanzilm.papers.mmtnn.tables import grid_reading
+
+    rows = [("nn", 0.2, False, 93.0, 29, 30), ("nn", 0.4, True, 93.5, 29, 30),
+            ("mmtnn", 0.05, True, 94.1, 16, 19), ("mmtnn", 0.1, False, 93.9, 10, 13),
+            ("mmtnn", 0.025, False, 93.8, 13, 16)]
+    wide = pd.DataFrame(rows, columns=["family", "lr", "chosen", "best_dev_f1", "best_epoch", "epochs"])
+    grid = wide.melt(id_vars=["family", "lr", "chosen"], var_name="metric", value_name="ours")
+    text = grid_reading(grid, 30)
+    assert "nn 0.4 (the largest)" in text and "mmtnn 0." not in text     # 0.05 lies inside its grid
+    assert "nn (best epoch 29 of 30)" in text and "mmtnn (" not in text
+    inside = grid[grid.family == "mmtnn"]
+    assert grid_reading(inside, 30).startswith("Every family chose a rate inside its grid")

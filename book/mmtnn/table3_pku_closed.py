@@ -59,6 +59,7 @@ grid = write_results(tables.lr_grid(ch), chapter="mmtnn", name="lr_grid",
                      notes="PKU dev split (last 10 % of the stand-in "
                            "training sentences); seed of the chapter")
 view = tables.grid_view(grid)
+glue_values({"grid_reading": tables.grid_reading(grid, ch.segmenter.epochs)})
 fig, ax = plt.subplots(figsize=(6.5, 3))
 for family, g in view.reset_index().groupby("family", sort=False):
     ax.plot(g["lr"], g["best_dev_f1"], marker="o", label=family)
@@ -109,8 +110,7 @@ glue_values(tables.table3_numbers(table3, curves, ch))
 # {glue:text}`tensor_step_oov_recall:+.1f` OOV recall (paper +3.2). The simpler networks land at
 # {glue:text}`nn_f1:.1f` and {glue:text}`nn_tag_f1:.1f` against the paper's {glue:text}`paper_nn_f1:.1f` and
 # {glue:text}`paper_nn_tag_f1:.1f` ({glue:text}`simple_vs_paper`; the paper's values are derived from its
-# stated deltas). NN and NN + tag embedding took the grid's highest rate, and NN's runs reached the 30-epoch cap
-# with their best epoch near the end: a higher rate or longer training might still add a little to them. The CRF (80 L-BFGS iterations, unigram features only) is far
+# stated deltas). {glue:text}`grid_reading` The CRF (80 L-BFGS iterations, unigram features only) is far
 # behind at F {glue:text}`crf_f1:.1f`, as the paper says (its own CRF row was not recovered). What else differs:
 # the training text is the People's Daily stand-in, whose annotation differs from the official PKU training set's
 # in about 1,000 word types, and half-width digits of the test input are looked up as the full-width ones of the

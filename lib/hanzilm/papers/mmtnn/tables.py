@@ -89,6 +89,27 @@ def grid_view(grid: pd.DataFrame) -> pd.DataFrame:
     return wide[["best_dev_f1", "best_epoch", "epochs", "chosen"]]  # (train_seconds: in the CSV, not shown)
 
 
+def grid_reading(grid: pd.DataFrame, max_epochs: int) -> str:
+    """Markdown on what the grid (`lr_grid`'s long table) leaves open: the families whose chosen rate is the
+    grid's largest or smallest, and those whose chosen run was still improving in the last epochs it was allowed."""
+    wide = grid.pivot_table(index=["family", "lr", "chosen"], columns="metric", values="ours").reset_index()
+    edges, capped = [], []
+    for r in wide[wide.chosen].itertuples():
+        rates = wide[wide.family == r.family].lr
+        side = "largest" if r.lr == rates.max() else "smallest" if r.lr == rates.min() else ""
+        if side:
+            edges.append(f"{r.family} {r.lr:g} (the {side})")
+        if r.epochs >= max_epochs and r.best_epoch > max_epochs - 3:
+            capped.append(f"{r.family} (best epoch {r.best_epoch:.0f} of {max_epochs})")
+    parts = []
+    if edges:
+        parts.append("Chosen at the edge of the grid, so a rate beyond it may be better still: " + "; ".join(edges) + ".")
+    if capped:
+        parts.append("Still improving at the epoch cap, so longer training might add a little: " + "; ".join(capped)
+                     + ".")
+    return " ".join(parts) or "Every family chose a rate inside its grid and stopped early, before the epoch cap."
+
+
 def crf_dev_f1(ch: MMTNNChapter, dataset: str = "pku") -> float:
     return ex.training_summary(ch, ch.model(dataset=dataset, model="crf"))["best_metrics"]["dev_f1"]
 
