@@ -247,6 +247,17 @@ def test_renderer_off_a_terminal_writes_one_line_per_finished_run():
     assert "\r" not in out.getvalue()
 
 
+def test_renderer_off_a_terminal_writes_a_heartbeat_with_each_active_run():
+    out = io.StringIO()
+    r = progress.Renderer(out, live=False)
+    r.feed([_run("a", 10, elapsed=5.0)])
+    r.status("[1/2] nb 0:05 | book: elapsed 0:05, ETA 1:00")
+    assert out.getvalue() == ""                      # not yet a heartbeat's time since it started
+    r.heartbeat = 0.0
+    r.status("[1/2] nb 0:06 | book: elapsed 0:06, ETA 0:59")
+    assert out.getvalue() == "[1/2] nb 0:06 | book: elapsed 0:06, ETA 0:59 | run-a 10/40 step, ETA 0:15\n"
+
+
 def test_renderer_on_a_terminal_draws_live_bars():
     out = io.StringIO()
     r = progress.Renderer(out, live=True)

@@ -122,6 +122,15 @@ def fmt_seconds(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def running_line(record: dict[str, Any]) -> str:
+    """A run still going, in a few words: its count, rate and ETA from its own rate."""
+    n, total, unit, secs = record["n"], record.get("total"), record.get("unit", "it"), record.get("elapsed", 0.0)
+    rate = (n - record.get("initial", 0)) / secs if secs > 0 else 0.0
+    eta = fmt_seconds((total - n) / rate) if total and rate > 0 else "?"
+    return (f"{record.get('desc') or 'run'} {n:g}" + (f"/{total:g}" if total else "") + f" {unit}"
+            + (f", ETA {eta}" if total else ""))
+
+
 def finished_line(record: dict[str, Any]) -> str:
     """One line for a run that ended (or was cut off: `done` false): what it did, in how long, how fast."""
     n, total, unit, secs = record["n"], record.get("total"), record.get("unit", "it"), record.get("elapsed", 0.0)
@@ -138,10 +147,15 @@ class Renderer:
 
     live (a terminal): a tqdm bar per active run (its ETA from its own rate), under a status line that the
     runner keeps current (the book's elapsed time and ETA); lines written with `say` go above the bars. Not live
-    (a log file, a pipe): no bars and no carriage returns; one line per run when it ends."""
+    (a log file, a pipe): no bars and no carriage returns; one line per run when it ends, and every `heartbeat`
+    seconds the status line with each active run's count and ETA (a chapter's first run can take half an hour,
+    and a log that says nothing for that long looks hung)."""
+
+    heartbeat = 300.0
 
     def __init__(self, stream: TextIO, live: bool):
         self.stream, self.live = stream, live
+        self._beat = time.monotonic()
         self._lock = threading.RLock()
         self._runs: dict[str, dict[str, Any]] = {}
         self._bars: dict[str, tqdm] = {}
@@ -156,6 +170,9 @@ class Renderer:
 
     def status(self, text: str) -> None:
         if not self.live:
+            if time.monotonic() - self._beat >= self.heartbeat:
+                self._beat = time.monotonic()
+                self.say(" | ".join([text] + [running_line(r) for r in self._runs.values()]))
             return
         with self._lock:
             if self._status is None:
