@@ -243,7 +243,9 @@ def test_renderer_off_a_terminal_writes_one_line_per_finished_run():
     r.feed([_run("a", 40, done=True, elapsed=4.0)])
     assert out.getvalue() == "    run-a: 40/40 step in 0:04 (10 step/s)\n"
     r.finish()  # b never ended: its kernel died
-    assert out.getvalue().splitlines()[-1] == "    run-b: stopped at 0/40 step after 0:02"
+    assert out.getvalue().splitlines()[-1] == "    run-b: cut off at 0/40 step after 0:02"
+    r.feed([_run("c", 25, done=True, elapsed=5.0)])  # early stopping: closed short of its total
+    assert out.getvalue().splitlines()[-1] == "    run-c: 25/40 step in 0:05 (5 step/s) (ended early)"
     assert "\r" not in out.getvalue()
 
 

@@ -132,14 +132,16 @@ def running_line(record: dict[str, Any]) -> str:
 
 
 def finished_line(record: dict[str, Any]) -> str:
-    """One line for a run that ended (or was cut off: `done` false): what it did, in how long, how fast."""
+    """One line for a run that ended (or was cut off: `done` false): what it did, in how long, how fast. A run
+    that ended short of its total stopped by itself (early stopping on dev F1 ends most segmenter runs so)."""
     n, total, unit, secs = record["n"], record.get("total"), record.get("unit", "it"), record.get("elapsed", 0.0)
     amount = f"{n:g}/{total:g}" if total else f"{n:g}"
     rate = (n - record.get("initial", 0)) / secs if secs > 0 else 0.0
     head = f"    {record.get('desc') or 'run'}: "
-    if record.get("done") and (not total or n >= total):
-        return head + f"{amount} {unit} in {fmt_seconds(secs)} ({rate:.3g} {unit}/s)"
-    return head + f"stopped at {amount} {unit} after {fmt_seconds(secs)}"
+    if not record.get("done"):
+        return head + f"cut off at {amount} {unit} after {fmt_seconds(secs)}"
+    early = " (ended early)" if total and n < total else ""
+    return head + f"{amount} {unit} in {fmt_seconds(secs)} ({rate:.3g} {unit}/s){early}"
 
 
 class Renderer:
