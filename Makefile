@@ -65,7 +65,7 @@ paper: install
 # All tests: unit tests, the nbval regression of the committed smoke notebooks (run with the floating-point code
 # paths pinned as the smoke runs pin them: hanzilm.machine), the book build.
 test: install
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=10 tests
 	$(BIN)/python -m hanzilm.machine $(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider results/smoke/notebooks
 
 book: install
