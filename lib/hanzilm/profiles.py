@@ -131,8 +131,9 @@ PROFILES: dict[str, Profile] = {
             # 0.025/0.05/0.1) chose NN 0.2 and MMTNN 0.05 with 0.025 second; so the baselines' grid moved up
             # one rate, to bracket their choice (a baseline at its grid's edge may be under-tuned, which would
             # inflate the tensor gain), and MMTNN's lost its costly 0.025 (a quarter of the chapter's training
-            # time); two segmenters at once, one thread each; CRF: 80 L-BFGS iterations; word2vec: the whole LM corpus, epochs until the nearest neighbours
-            # of the 500 most frequent characters stay 90 % the same (10 at most)
+            # time); two segmenters at once, one thread each; CRF: 80 L-BFGS iterations; word2vec: the whole LM
+            # corpus, epochs until the nearest neighbours of the 500 most frequent characters stay 90 % the same
+            # (10 at most)
             "mmtnn": {"segmenter.epochs": 30, "segmenter.patience": 3,
                       "segmenter.lr": 0.05, "segmenter.crf_max_iterations": 80, "workers": 2,
                       "lr_grid": {"nn": (0.1, 0.2, 0.4), "nn_tag": (0.1, 0.2, 0.4), "mmtnn": (0.05, 0.1)},

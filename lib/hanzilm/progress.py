@@ -122,25 +122,32 @@ def fmt_seconds(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def running_line(record: dict[str, Any]) -> str:
-    """A run still going, in a few words: its count, rate and ETA from its own rate."""
-    n, total, unit, secs = record["n"], record.get("total"), record.get("unit", "it"), record.get("elapsed", 0.0)
+def _measured(record: dict[str, Any]) -> tuple[str, str, float, float]:
+    """(count as "n/total" or "n", unit, seconds, rate per second) of a run's record."""
+    n, total, secs = record["n"], record.get("total"), record.get("elapsed", 0.0)
     rate = (n - record.get("initial", 0)) / secs if secs > 0 else 0.0
-    eta = fmt_seconds((total - n) / rate) if total and rate > 0 else "?"
-    return (f"{record.get('desc') or 'run'} {n:g}" + (f"/{total:g}" if total else "") + f" {unit}"
-            + (f", ETA {eta}" if total else ""))
+    return (f"{n:g}/{total:g}" if total else f"{n:g}"), record.get("unit", "it"), secs, rate
+
+
+def running_line(record: dict[str, Any]) -> str:
+    """A run still going, in a few words: its count and, given a total, its ETA from its own rate."""
+    amount, unit, _, rate = _measured(record)
+    total = record.get("total")
+    if not total:
+        return f"{record.get('desc') or 'run'} {amount} {unit}"
+    eta = fmt_seconds((total - record["n"]) / rate) if rate > 0 else "?"
+    return f"{record.get('desc') or 'run'} {amount} {unit}, ETA {eta}"
 
 
 def finished_line(record: dict[str, Any]) -> str:
     """One line for a run that ended (or was cut off: `done` false): what it did, in how long, how fast. A run
     that ended short of its total stopped by itself (early stopping on dev F1 ends most segmenter runs so)."""
-    n, total, unit, secs = record["n"], record.get("total"), record.get("unit", "it"), record.get("elapsed", 0.0)
-    amount = f"{n:g}/{total:g}" if total else f"{n:g}"
-    rate = (n - record.get("initial", 0)) / secs if secs > 0 else 0.0
+    amount, unit, secs, rate = _measured(record)
     head = f"    {record.get('desc') or 'run'}: "
     if not record.get("done"):
         return head + f"cut off at {amount} {unit} after {fmt_seconds(secs)}"
-    early = " (ended early)" if total and n < total else ""
+    total = record.get("total")
+    early = " (ended early)" if total and record["n"] < total else ""
     return head + f"{amount} {unit} in {fmt_seconds(secs)} ({rate:.3g} {unit}/s){early}"
 
 
