@@ -79,3 +79,19 @@ def test_cpu_run_has_one_home_for_executed_notebooks(tmp_path, monkeypatch):
     assert not any("injected-parameters" in c.metadata.get("tags", []) for c in copy.cells)
     assert not (tmp_path / "results" / "cpu" / "notebooks").exists()
     assert not list((tmp_path / "results" / "cpu").glob(".executing-*"))
+
+
+def test_run_says_first_when_the_code_is_uncommitted(tmp_path, monkeypatch):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n- file: good\n")
+    (book / "good.py").write_text('# %% tags=["parameters"]\nprofile = "cpu"\nseed = 0\n\n# %%\nprint(profile)\n')
+    monkeypatch.setattr(runner, "RESULTS", tmp_path / "results")
+    for state, said in ((("0123456789abcdef", True), True), (("0123456789abcdef", False), False),
+                        ((None, None), False)):
+        monkeypatch.setattr(runner.paths, "git_state", lambda state=state: state)
+        out = io.StringIO()
+        assert runner.run("smoke", book=book, stream=out)[0].ok
+        first = out.getvalue().splitlines()[0]
+        assert first.startswith("note: the code differs from commit 0123456") is said, first
+        assert ("git_dirty: true" in out.getvalue()) is said

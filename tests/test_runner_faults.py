@@ -277,6 +277,7 @@ def test_renderer_on_a_terminal_draws_live_bars():
 def test_runner_shows_the_runs_trained_in_a_notebook(scratch, monkeypatch):
     """End to end: a trainer's bar in the kernel, the channel, the runner's line (here not a terminal)."""
     monkeypatch.delenv("HANZILM_PROGRESS", raising=False)
+    monkeypatch.setattr(runner.paths, "git_state", lambda: ("0" * 40, False))  # the lines, not the checkout's state
     book = _book(scratch, nb="from hanzilm.progress import progress\n"
                              "with progress(7, 'ToyConfig-123', 'step') as bar:\n"
                              "    for _ in range(7):\n"

@@ -38,6 +38,7 @@ import yaml
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import portable_float_env
+from . import paths
 from .paths import BOOK, RESULTS
 from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, get_profile
 from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
@@ -265,6 +266,18 @@ def _eta(expected: list[float | None], elapsed: float) -> str:
     return _fmt(max(0.0, left)) + ("+?" if len(known) < len(expected) else "")
 
 
+def uncommitted_warning() -> str | None:
+    """The line a run starts with when the code differs from its commit. Said before the first notebook rather
+    than found in the records afterwards: results of such a run name a commit that did not make them
+    (`git_dirty: true`), so they cannot be cited or re-made from the repository; hours of training are spent
+    before anyone reads a record."""
+    commit, dirty = paths.git_state()
+    if not dirty:
+        return None
+    return (f"note: the code differs from commit {commit[:7]} (git status): every record this run writes says "
+            "git_dirty: true; commit first for results that can be re-made from the repository")
+
+
 def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | None = None,
         book: Path = BOOK, stream: TextIO | None = None) -> list[Outcome]:
     stream = sys.stdout if stream is None else stream
@@ -276,6 +289,8 @@ def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | Non
     outcomes: list[Outcome] = []
     t0 = time.time()
     with LiveProgress(stream) as live:
+        if (warning := uncommitted_warning()) is not None:
+            live.say(warning)
         for i, (source, name) in enumerate(zip(sources, names), 1):
             expected = [last.get(n) for n in names[i - 1:]]
             live.say(f"[{i}/{len(sources)}] {name}  (elapsed {_fmt(time.time() - t0)}, "
