@@ -267,10 +267,8 @@ def _eta(expected: list[float | None], elapsed: float) -> str:
 
 
 def uncommitted_warning() -> str | None:
-    """The line a run starts with when the code differs from its commit. Said before the first notebook rather
-    than found in the records afterwards: results of such a run name a commit that did not make them
-    (`git_dirty: true`), so they cannot be cited or re-made from the repository; hours of training are spent
-    before anyone reads a record."""
+    """The line a run starts with when the code differs from its commit: said up front, since its records would
+    name a commit that did not make them and hours of training pass before anyone reads one."""
     commit, dirty = paths.git_state()
     if not dirty:
         return None
