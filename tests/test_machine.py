@@ -7,10 +7,21 @@ from hanzilm import machine
 
 
 def test_cpu_flags_come_from_cpuinfo(monkeypatch):
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.setattr(machine, "_cpuinfo", lambda: "model name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512_bf16\n")
     assert machine.cpu_model() == "AMD EPYC" and machine.cpu_has_bf16()
     monkeypatch.setattr(machine, "_cpuinfo", lambda: "flags\t\t: fpu avx2 avx512f\n")
-    assert machine.cpu_model() == "unknown" and not machine.cpu_has_bf16()
+    assert machine.cpu_model() == "unknown" and not machine.cpu_has_bf16() and not machine.cpu_flags_bf16()
+
+
+def test_onednn_capped_below_bf16_has_no_native_bf16(monkeypatch):
+    """Capped at AVX2 (the tests' pinned paths) oneDNN cannot build a bf16 LSTM on an AVX512_BF16 CPU, so the
+    process must not be told it multiplies bfloat16 natively; caps at or above AVX512_CORE_BF16 leave it."""
+    monkeypatch.setattr(machine, "_cpuinfo", lambda: "flags\t\t: fpu avx2 avx512_bf16\n")
+    for cap, native in (("AVX2", False), ("avx512_core", False), ("AVX512_CORE_BF16", True),
+                        ("AVX512_CORE_AMX", True), ("", True)):
+        monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)
+        assert machine.cpu_has_bf16() == native and machine.cpu_flags_bf16(), cap
 
 
 def test_the_wrapper_runs_a_command_with_the_pinned_paths(monkeypatch):

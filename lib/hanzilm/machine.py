@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 
@@ -22,10 +23,23 @@ def cpu_model() -> str:
 
 
 def cpu_has_bf16() -> bool:
-    """The CPU multiplies bfloat16 natively (AVX512_BF16 or AMX). Elsewhere bf16 autocast on the CPU is
-    emulated: on an AVX2-only EPYC a (4096 x 2048) @ (2048 x 128) bf16 matmul took 1.4 s against 33 ms in fp32."""
+    """This process multiplies bfloat16 natively: the CPU has AVX512_BF16 or AMX and oneDNN may use them. Elsewhere
+    bf16 autocast on the CPU is emulated (on an AVX2-only EPYC a (4096 x 2048) @ (2048 x 128) bf16 matmul took 1.4 s
+    against 33 ms in fp32), and oneDNN has no bf16 LSTM at all: with `ONEDNN_MAX_CPU_ISA=AVX2` (the tests' and smoke
+    runs' `PORTABLE_FLOAT_ENV`) an AVX512_BF16 EPYC fails to create one."""
+    return cpu_flags_bf16() and not _onednn_capped_below_bf16()
+
+
+def cpu_flags_bf16() -> bool:
+    """The CPU itself has AVX512_BF16 or AMX, whatever this process's libraries are allowed to use."""
     flags = set(_cpuinfo().split())
     return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def _onednn_capped_below_bf16() -> bool:
+    # oneDNN's ISA names below AVX512_CORE_BF16 (every later one has bf16: *_BF16, *_FP16, *AMX*, AVX10_*)
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").upper()
+    return cap in {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI"}
 
 
 # The smoke profile's floating point pinned to code paths that every x86-64 CPU with AVX2 runs alike, so that
@@ -54,8 +68,6 @@ def portable_float_env() -> dict[str, str]:
 
 def main(argv: list[str]) -> None:
     """`python -m hanzilm.machine COMMAND...`: run COMMAND with `portable_float_env()` (the Makefile's nbval)."""
-    import os
-
     if not argv:
         raise SystemExit("usage: python -m hanzilm.machine COMMAND [ARG...]")
     os.execvpe(argv[0], argv, {**os.environ, **portable_float_env()})
