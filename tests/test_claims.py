@@ -83,6 +83,23 @@ def test_the_same_number_on_both_sides_tests_nothing():
     assert got.verdict == "not tested" and "same number" in got.why
 
 
+def test_two_models_with_the_same_score_tie_when_the_sides_are_independent():
+    """Two models scored on the same 147 cloze items can get the same accuracy: a zero effect, not a copy; with
+    the noise given, the verdict is a failure within noise."""
+    tables = _table([("A", "s1", "f1", 0.1054, None), ("B", "s1", "f1", 0.1054, None)])
+    c = _claim(f"{A} - {B}", expect="> 0", noise="0.036", independent="yes")
+    got = C.evaluate("p", [c], tables).iloc[0]
+    assert got.verdict == "fails" and "within noise" in got.why and got.ours == 0
+
+
+def test_independent_is_yes_or_empty(tmp_path):
+    path = tmp_path / "claims.csv"
+    row = {f: "" for f in C.FIELDS} | {"id": "x", "paper": "mmtnn", "quantity": "1", "independent": "no"}
+    path.write_text(",".join(C.FIELDS) + "\n" + ",".join(row[f] for f in C.FIELDS) + "\n", encoding="utf-8")
+    with pytest.raises(HanzilmError, match=r"claims.csv:2: independent is 'yes' or empty, not 'no'"):
+        C.load_claims(path)
+
+
 def test_copied_rows_count_once():
     tables = _table([("A", "s1", "f1", 69.1488, None), ("B", "s1", "f1", 27.2451, None),
                      ("A", "s2", "f1", 69.1488, None), ("B", "s2", "f1", 27.2451, None)])

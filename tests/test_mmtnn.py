@@ -355,8 +355,12 @@ def test_grid_reading_names_edge_choices_and_runs_stopped_by_the_epoch_cap():
             ("mmtnn", 0.025, False, 93.8, 13, 16)]
     wide = pd.DataFrame(rows, columns=["family", "lr", "chosen", "best_dev_f1", "best_epoch", "epochs"])
     grid = wide.melt(id_vars=["family", "lr", "chosen"], var_name="metric", value_name="ours")
-    text = grid_reading(grid, 30)
+    text = grid_reading(grid, 30, 3)
     assert "nn 0.4 (the largest)" in text and "mmtnn 0." not in text     # 0.05 lies inside its grid
     assert "nn (best epoch 29 of 30)" in text and "mmtnn (" not in text
     inside = grid[grid.family == "mmtnn"]
-    assert grid_reading(inside, 30).startswith("Every family chose a rate inside its grid")
+    assert grid_reading(inside, 30, 3).startswith("Every family chose a rate inside its grid")
+    # a best epoch 27 of 30 is within patience 5 of the cap (training would have gone on), not within patience 3
+    late = grid.assign(ours=grid.ours.where(~((grid.family == "nn") & (grid.metric == "best_epoch")), 27))
+    assert "nn (best epoch 27 of 30)" in grid_reading(late, 30, 5)
+    assert "nn (best epoch" not in grid_reading(late, 30, 3)

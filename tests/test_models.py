@@ -58,7 +58,7 @@ def test_the_shipped_segmenter_is_the_books_model():
     record = json.loads((SHIPPED / "shipped.json").read_text(encoding="utf-8"))
     ch = experiment.configure("cpu")
     chosen = pd.read_csv(ROOT / "results" / "cpu" / "mmtnn" / "lr_grid.csv")  # the committed grid's choice
-    lr = chosen[(chosen.family == "mmtnn+pre") & chosen.chosen].lr.iloc[0]
+    lr = chosen[(chosen.family == "mmtnn") & chosen.chosen].lr.iloc[0]
     cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True, lr=float(lr))
     assert record["store_run"] == f"cpu/{experiment.run_dir(ch, cfg).name}"
     counts, _ = experiment.test_scores(ch, load("pku-mmtnn+pre@shipped"), "pku")

@@ -16,6 +16,8 @@ paper makes it, the claim in the paper's words, and how it is checked on `result
 - `requires`: what the run must reach before the claim says anything, and why, as `QUANTITY OP NUMBER | why`
   (e.g. enough training characters for the model to have learned the skill the claim compares: "not tested
   at this scale: ..."); short of it the verdict is *not tested*, the why followed by our value and the bar.
+- `independent`: `yes` when the quantity's sides are separate measurements (two models each scored on the same
+  items), so that an equal value on both sides is a tie, an effect of zero, not one number copied into two rows.
 
 Verdicts: **reproduced** (within `tol` of the paper's value, in the stated direction), **holds** (the direction
 or ordering only), **fails**, **not tested** (with the reason). An effect within its noise does not hold; the
@@ -43,8 +45,7 @@ VERDICTS = ("reproduced", "holds", "fails", "not tested")
 PAPERS = {"backpack": "Sun & Hewitt 2023 (Backpack)", "mslm": "Downey et al. 2021 (MSLM)",
           "mmtnn": "Pei, Ge & Chang 2014 (MMTNN)"}
 FIELDS = ("id", "paper", "table", "claim", "quantity", "expect", "paper_value", "tol", "noise", "noise_source",
-          "requires",
-          "untested", "note")
+          "requires", "independent", "untested", "note")
 
 _REF = re.compile(r"\{([^{}]+)\}")
 _EXPECT = re.compile(r"^\s*(>=|<=|>|<)\s*(-?[0-9.]+)\s*$")
@@ -109,6 +110,7 @@ class Claim:
     noise: str = ""
     noise_source: str = ""
     requires: str = ""
+    independent: str = ""
     untested: str = ""
     note: str = ""
 
@@ -155,6 +157,8 @@ def load_claims(path: Path = CLAIMS) -> list[Claim]:
             seen.add(c.id)
             if not c.quantity and not c.untested:
                 raise HanzilmError(f"{at}: claim {c.id} has neither a quantity nor a reason it is untested")
+            if c.independent not in ("", "yes"):
+                raise HanzilmError(f"{at}: independent is 'yes' or empty, not {c.independent!r}")
             if c.expect and not _EXPECT.match(c.expect):
                 raise HanzilmError(f"{at}: expect {c.expect!r} is not like '> 0'")
             if c.quantity:
@@ -222,7 +226,7 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
                evidence="; ".join(f"{ref.label} {_fmt(o)}" + (f" (paper {_fmt(p)})" if not math.isnan(p) else "")
                                   for ref, o, p in zip(refs, ours, papers)))
     same = [(i, j) for i in range(len(refs)) for j in range(i + 1, len(refs))
-            if refs[i] != refs[j] and ours[i] == ours[j] and not ours[i].is_integer()]
+            if refs[i] != refs[j] and ours[i] == ours[j] and not ours[i].is_integer() and not c.independent]
     if same:
         i, j = same[0]
         return {**out, "verdict": "not tested", "_evidence": None,

@@ -131,7 +131,8 @@ PROFILES: dict[str, Profile] = {
             # 0.025/0.05/0.1) chose NN 0.2 and MMTNN 0.05 with 0.025 second; so the baselines' grid moved up
             # one rate, to bracket their choice (a baseline at its grid's edge may be under-tuned, which would
             # inflate the tensor gain), and MMTNN's lost its costly 0.025 (a quarter of the chapter's training
-            # time); two segmenters at once, one thread each; CRF: 80 L-BFGS iterations; word2vec: the whole LM
+            # time); the pre-trained models at their twin's chosen rate (their own grids chose the same); two
+            # segmenters at once, one thread each; CRF: 80 L-BFGS iterations; word2vec: the whole LM
             # corpus, epochs until the nearest neighbours of the 500 most frequent characters stay 90 % the same
             # (10 at most)
             "mmtnn": {"segmenter.epochs": 30, "segmenter.patience": 3,

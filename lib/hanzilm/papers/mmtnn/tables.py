@@ -89,9 +89,10 @@ def grid_view(grid: pd.DataFrame) -> pd.DataFrame:
     return wide[["best_dev_f1", "best_epoch", "epochs", "chosen"]]  # (train_seconds: in the CSV, not shown)
 
 
-def grid_reading(grid: pd.DataFrame, max_epochs: int) -> str:
+def grid_reading(grid: pd.DataFrame, max_epochs: int, patience: int) -> str:
     """Markdown on what the grid (`lr_grid`'s long table) leaves open: the families whose chosen rate is the
-    grid's largest or smallest, and those whose chosen run was still improving in the last epochs it was allowed."""
+    grid's largest or smallest, and those whose chosen run hit the epoch cap with its best dev F1 within the last
+    `patience` epochs (early stopping had not yet stopped it)."""
     wide = grid.pivot_table(index=["family", "lr", "chosen"], columns="metric", values="ours").reset_index()
     edges, capped = [], []
     for r in wide[wide.chosen].itertuples():
@@ -99,7 +100,7 @@ def grid_reading(grid: pd.DataFrame, max_epochs: int) -> str:
         side = "largest" if r.lr == rates.max() else "smallest" if r.lr == rates.min() else ""
         if side:
             edges.append(f"{r.family} {r.lr:g} (the {side})")
-        if r.epochs >= max_epochs and r.best_epoch > max_epochs - 3:
+        if r.epochs >= max_epochs and r.best_epoch > max_epochs - patience:
             capped.append(f"{r.family} (best epoch {r.best_epoch:.0f} of {max_epochs})")
     parts = []
     if edges:
