@@ -164,7 +164,18 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     positions lets each chunk skip the keys after its end. Measured at B=16, k=16, T=256, d=128, forward and
     backward: on an AVX2 EPYC, one thread, 464 ms against 706 for the fused kernel with q and k zero-padded to
     the values' width (chunks of 64: 468, of 32: 766; plain matmuls with the sense sum inside one bmm, 64-position
-    blocks: 571); on an AVX512_BF16 EPYC, two threads, 204 against 273 ms (fp32) and 228 against 258 (bf16)."""
+    blocks: 571); on an AVX512_BF16 EPYC, two threads, 204 against 273 ms (fp32) and 228 against 258 (bf16).
+
+    Always in fp32, under bf16 autocast too: the chunks take SDPA's masked path, whose softmax over Eq. 6's
+    unscaled logits then ran in bfloat16, and the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2
+    (2026-12-02, same code and data otherwise); fp32 chunks were also the faster ones above."""
+    wide = torch.promote_types(q.dtype, torch.float32)  # fp32, or the float64 of the gradient checks
+    with torch.autocast(q.device.type, enabled=False):
+        return _causal_sense_mix(q.to(wide), key.to(wide), values.to(wide), dropout, scale, chunk)
+
+
+def _causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float, scale: float,
+                      chunk: int) -> torch.Tensor:
     T = q.shape[2]
     if T <= chunk:
         return F.scaled_dot_product_attention(q, key, values, is_causal=True, scale=scale, dropout_p=dropout).sum(1)
