@@ -117,10 +117,11 @@ PROFILES: dict[str, Profile] = {
         torch_threads=2,
         overrides={
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
-            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each; on a CPU with native bfloat16 the
-            # forward under bf16 autocast (fp32 weights, optimizer and loss; every logged loss of a small GPT and
-            # Backpack within 2 % of fp32's); the trends page's six snapshots shared by two one-thread processes
-            "backpack": {**_native_bf16({"lm.train.precision": "bf16"}), "workers": 2,
+            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each, in fp32 on every CPU: under bf16
+            # autocast the Backpack's test perplexity rose from 61.9 to 66.2 (64.6 with its sense mix in fp32)
+            # while GPT-2's stayed at 59.2 (AVX512_BF16 EPYC, 2026-12-02), which would tilt Table 1 against the
+            # Backpack; the trends page's six snapshots shared by two one-thread processes
+            "backpack": {"workers": 2,
                          "lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
                          "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,
