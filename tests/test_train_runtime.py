@@ -15,7 +15,7 @@ import torch
 
 import _tiny
 from hanzilm.errors import HanzilmError
-from hanzilm.machine import cpu_flags_bf16
+from hanzilm.machine import ONEDNN_ISA_VARS, cpu_flags_bf16
 from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
 from hanzilm.papers.backpack.gpt import GPT, GPTConfig
 from hanzilm.store import config_key
@@ -121,7 +121,7 @@ def _slm_run(tmp_path, name, encoder, **cfg):
 def _native_bf16_pair(tmp_path, encoder) -> tuple[list[float], list[float]]:
     """(fp32 losses, bf16 losses) from a process whose oneDNN may use the CPU's bf16 instructions: the tests run
     with oneDNN capped at AVX2 (conftest), where it has no bf16 LSTM."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")}
+    env = {k: v for k, v in os.environ.items() if k not in ONEDNN_ISA_VARS}
     code = ("import json, pathlib, sys; import test_train_runtime as t; from hanzilm.machine import cpu_has_bf16; "
             "assert cpu_has_bf16(); p, e = pathlib.Path(sys.argv[1]), sys.argv[2]; "
             "print(json.dumps([t._slm_run(p, 'fp32', e), t._slm_run(p, 'bf16', e, precision='bf16')]))")

@@ -36,9 +36,13 @@ def cpu_flags_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+# the variables that cap oneDNN's instruction set (DNNL_ is its older name)
+ONEDNN_ISA_VARS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+
+
 def _onednn_capped_below_bf16() -> bool:
     # oneDNN's ISA names below AVX512_CORE_BF16 (every later one has bf16: *_BF16, *_FP16, *AMX*, AVX10_*)
-    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").upper()
+    cap = next((os.environ[v] for v in ONEDNN_ISA_VARS if os.environ.get(v)), "").upper()
     return cap in {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI"}
 
 

@@ -119,7 +119,8 @@ class MMTNNChapter:
 
 
 def family(model: str, pretrained: bool) -> str:
-    """A learning rate is chosen per model and initialisation: "nn", "nn+pre", "mmtnn+pre"."""
+    """The key of a learning rate in `MMTNNChapter.lrs`: "nn", "nn+pre", "mmtnn+pre" (a "+pre" key is only set by
+    hand; the grid chooses per model, and the pre-trained twin falls back to it)."""
     return model + "+pre" * pretrained
 
 
