@@ -17,7 +17,12 @@ The anchor: nanoGPT's train.py reaches ~10.0k tokens/s at 4/4/128, block 256, ba
 model's tokens/s is also printed scaled to 170 GFLOP/s; the target for our GPT is >= 11k scaled.
 `--nanogpt PATH/model.py` times nanoGPT's own GPT (a checkout outside this repository, e.g. from
 github.com/karpathy/nanoGPT; fp32, as its train.py runs on a CPU) on the same batches in the same rounds, and
-prints our GPT's speed relative to it. `--bf16` adds each of our models under bfloat16 autocast (the trainer's
+prints our GPT's speed relative to it.
+Allocator: by default the process runs with `hanzilm.memory.keep_freed_memory`'s malloc setting, as the trainer
+does (a quarter of a step on a 2-core EPYC otherwise goes to page faults on the freed logits); nanoGPT's
+train.py runs with glibc's defaults, which `--glibc-default` keeps for the whole process. A process's allocator
+state cannot be reset, so comparing a tool that runs with glibc's defaults takes two runs, compared by their
+tokens/s scaled to 170 GFLOP/s (each run has its own matmul baseline). `--bf16` adds each of our models under bfloat16 autocast (the trainer's
 precision="bf16": fp32 weights and optimizer, the loss in fp32). `--compile` adds each of our models with its loss
 under `torch.compile` (inductor: the trainer's `Runtime(compile="inductor")`; needs a C++ compiler on the CPU).
 """
@@ -33,6 +38,7 @@ from pathlib import Path
 
 import torch
 
+from hanzilm.memory import keep_freed_memory
 from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
 from hanzilm.papers.backpack.gpt import GPT, GPTConfig
 from hanzilm.train import TrainConfig, make_optimizer
@@ -55,7 +61,11 @@ def main() -> None:
     ap.add_argument("--bf16", action="store_true", help="also our models under bfloat16 autocast")
     ap.add_argument("--compile", action="store_true", help="also our models with torch.compile (inductor)")
     ap.add_argument("--nanogpt", type=Path, help="nanoGPT's model.py (outside this repository): time its GPT too")
+    ap.add_argument("--glibc-default", action="store_true", help="leave malloc at glibc's defaults (as nanoGPT "
+                    "runs) instead of the trainer's keep_freed_memory")
     a = ap.parse_args()
+    if not a.glibc_default:
+        keep_freed_memory()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     real = None
@@ -149,6 +159,7 @@ def main() -> None:
     matmul = statistics.median(gflops)
     print(f"{a.layers}/{a.heads}/{a.embd}, block {a.block}, batch {a.batch}, vocab {a.vocab}, "
           f"{a.senses} senses, {a.threads} threads, "
+          f"malloc {'glibc defaults' if a.glibc_default else 'as the trainer (keep_freed_memory)'}, "
           f"{'corpus' if a.corpus else 'zipf' if a.zipf else 'uniform'} tokens; "
           f"2048^2 fp32 matmul {matmul:.0f} GFLOP/s in the same rounds")
     step = {name: statistics.median(t) for name, t in times.items()}

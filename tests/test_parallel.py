@@ -53,3 +53,14 @@ def test_torch_threads_restores_the_count_even_on_error():
             assert torch.get_num_threads() == 1
             raise RuntimeError("inside")
     assert torch.get_num_threads() == before
+
+
+def _malloc_kept(job: int) -> int:
+    from hanzilm.memory import keep_freed_memory
+    return keep_freed_memory.cache_info().currsize
+
+
+def test_a_worker_keeps_freed_memory_like_its_notebook(monkeypatch):
+    # spawned workers start with glibc's defaults: page faults on every freed logits tensor again
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    assert run_all(_malloc_kept, [0, 1], workers=2, threads=1) == [1, 1]

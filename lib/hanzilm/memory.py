@@ -1,12 +1,13 @@
 """Keep freed memory in the process instead of handing it back to the kernel after every step.
 
 Training allocates and frees the same large tensors (a segmental LM's (positions x segment length x vocabulary)
-logits are hundreds of MB) every step. glibc serves blocks above its mmap threshold with fresh mmap()s and
-unmaps them on free, so each step pays page faults to zero them again: on this project's 2-core machine that
-was a third of a segmental-LM step spent in the kernel. Raising the thresholds makes freed blocks reusable.
-They stay bounded (blocks of 256 MB and more are still mapped afresh, and more than 512 MB free at the top of
-the heap is returned): over 40 dim-256 PKU steps of 2,048 characters the peak is 7.4 GB against 8.6 GB with
-unbounded thresholds, at the same speed.
+logits are hundreds of MB, a character LM's 16 x 256 x 5,260 logits 86 MB) every step. glibc serves blocks
+above its mmap threshold with fresh mmap()s and unmaps them on free, so each step pays page faults to zero them
+again: on this project's 2-core machine that was a third of a segmental-LM step spent in the kernel, and a
+quarter of a GPT-2 or Backpack step (benchmarks/lm_throughput.py). Raising the thresholds makes freed blocks
+reusable. They stay bounded (blocks of 256 MB and more are still mapped afresh, and more than 512 MB free at
+the top of the heap is returned): over 40 dim-256 PKU steps of 2,048 characters the peak is 7.4 GB against
+8.6 GB with unbounded thresholds, at the same speed.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 import torch
 
+from .memory import keep_freed_memory
 from .progress import progress
 
 T = TypeVar("T")
@@ -35,6 +36,8 @@ def torch_threads(n: int) -> Iterator[None]:
 
 
 def _call(fn: Callable[[T], R], run: T, threads: int) -> R:
+    # a spawned worker starts with glibc's malloc defaults; give it the setting its notebook runs with
+    keep_freed_memory()
     torch.set_num_threads(threads)
     return fn(run)
 
