@@ -77,7 +77,7 @@ class Decoder:
             B, n, d = h.shape
             k = m.config.n_senses
             q, key = (t.view(B, n, k, d // k).transpose(1, 2) for t in m.c_attn(h).split(d, dim=2))
-            values = m.sense_network(m.wte(ids)).transpose(1, 2)              # (B, k, n, d)
+            values = m.senses(ids).transpose(1, 2)                             # (B, k, n, d)
             if self.cache:
                 key, values = (torch.cat([old, new], dim=2) for old, new in zip(self.cache[-2:], (key, values)))
             cache += [key, values]
