@@ -2,6 +2,7 @@
 
 import itertools
 
+import pytest
 import torch
 
 from hanzilm.data.vocab import CharVocab
@@ -76,11 +77,30 @@ def test_evaluate_cloze_counts_ranks():
     assert scores["top1"] == sum(r["rank"] == 0 for r in rows) / 2
 
 
-def test_last_logits_equal_the_full_forward_for_both_models():
-    from hanzilm.papers.backpack.cloze import last_logits
+def test_the_decoder_fed_piecewise_gives_the_full_forwards_logits_for_both_models():
     from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
+    from hanzilm.papers.backpack.decode import Decoder
     torch.manual_seed(0)
-    ids = torch.randint(0, 20, (3, 9))
-    for m in (GPT(GPTConfig(vocab_size=20, block_size=12, n_layer=1, n_head=2, n_embd=8)).eval(),
-              Backpack(BackpackConfig(vocab_size=20, block_size=12, n_layer=1, n_head=2, n_embd=8, n_senses=2)).eval()):
-        assert torch.allclose(last_logits(m, ids, 3), m(ids)[:, -3:], atol=1e-5)
+    ids = torch.randint(0, 20, (3, 10))
+    for m in (GPT(GPTConfig(vocab_size=20, block_size=12, n_layer=2, n_head=2, n_embd=8)).eval(),
+              Backpack(BackpackConfig(vocab_size=20, block_size=12, n_layer=2, n_head=2, n_embd=8,
+                                      n_senses=2)).eval()):
+        full = m(ids)
+        d = Decoder(m)
+        got = torch.cat([d.feed(ids[:, :5]), d.feed(ids[:, 5:6]), d.feed(ids[:, 6:])], dim=1)
+        assert torch.allclose(got, full, atol=1e-5)
+        assert torch.allclose(Decoder(m).feed(ids, last=2), full[:, -2:], atol=1e-5)
+        # a beam's reordering: the cache follows the rows kept, repeats included
+        d = Decoder(m)
+        d.feed(ids[:, :6])
+        rows = torch.tensor([2, 0, 0])
+        d.select(rows)
+        assert torch.allclose(d.feed(ids[rows, 6:]), full[rows, 6:], atol=1e-5)
+        with pytest.raises(ValueError, match="longer than block_size"):
+            d.feed(ids[:, :3])
+
+
+def test_the_decoder_refuses_training_mode():
+    from hanzilm.papers.backpack.decode import Decoder
+    with pytest.raises(ValueError, match="eval mode"):
+        Decoder(GPT(GPTConfig(vocab_size=20, block_size=12, n_layer=1, n_head=1, n_embd=8)))

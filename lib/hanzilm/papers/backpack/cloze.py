@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ...data.vocab import CharVocab
+from .decode import Decoder
 
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _SENTENCE = re.compile(r"[^。！？!?…；;\n]*(?:[。！？!?…；;]+[”’」』）)\"']*|\n|$)")
@@ -112,31 +113,27 @@ def build_cloze(docs: Sequence[str], cfg: ClozeConfig, vocab: CharVocab | None =
     return cases
 
 
-def last_logits(model: torch.nn.Module, ids: torch.Tensor, last: int) -> torch.Tensor:
-    """Logits of the last `last` positions only, (B, last, V): the output layer E^T is by far the largest
-    matrix product of a small character LM, and beam search needs only the newest positions."""
-    features = getattr(model, "hidden", None) or getattr(model, "represent", None)
-    if features is None or not hasattr(model, "wte"):
-        return model(ids)[:, -last:]
-    return features(ids)[:, -last:] @ model.wte.weight.T
-
-
 @torch.no_grad()
 def beam_candidates(model: torch.nn.Module, context: Sequence[int], n_chars: int, ending: Sequence[int],
                     beam: int = 10, banned: Sequence[int] = (), block_size: int | None = None,
                     ) -> list[tuple[tuple[int, ...], float, float]]:
-    """Beam search of `n_chars` tokens after `context`, then the ending's log-probability added:
-    [(candidate ids, log p(candidate | context), + log p(ending | context, candidate)), ...], best first."""
+    """Beam search of `n_chars` (>= 1) tokens after `context`, then the ending's log-probability added:
+    [(candidate ids, log p(candidate | context), + log p(ending | context, candidate)), ...], best first.
+    The context is read once; each step feeds only the beams' newest tokens (`decode.Decoder`)."""
+    if n_chars < 1:
+        raise ValueError(f"beam search of {n_chars} tokens: the masked word has at least one")
     device = next(model.parameters()).device
     block = block_size or model.block_size
     keep = block - n_chars - len(ending)
     ctx = list(context)[-keep:] if keep > 0 else []
     if not ctx:
         raise ValueError("the context must hold at least one token within the block")
-    seqs = torch.tensor([ctx], dtype=torch.long, device=device)
+    decoder = Decoder(model)
+    logits = decoder.feed(torch.tensor([ctx], dtype=torch.long, device=device), last=1)[:, -1]
+    seqs = torch.zeros(1, 0, dtype=torch.long, device=device)
     scores = torch.zeros(1, device=device)
-    for _ in range(n_chars):
-        logp = torch.log_softmax(last_logits(model, seqs, 1)[:, -1].float(), dim=-1)
+    for step in range(n_chars):
+        logp = torch.log_softmax(logits.float(), dim=-1)
         if banned:
             logp[:, list(banned)] = float("-inf")
         total = (scores[:, None] + logp).flatten()
@@ -144,17 +141,17 @@ def beam_candidates(model: torch.nn.Module, context: Sequence[int], n_chars: int
         rows, tokens = top.indices // logp.size(1), top.indices % logp.size(1)
         seqs = torch.cat([seqs[rows], tokens[:, None]], dim=1)
         scores = top.values
+        decoder.select(rows)
+        if step + 1 < n_chars:
+            logits = decoder.feed(tokens[:, None])[:, -1]
     gen = scores.clone()
     if ending:
         end = torch.tensor(ending, dtype=torch.long, device=device).expand(seqs.size(0), -1)
-        full = torch.cat([seqs, end], dim=1)
-        L = len(ending)
-        logp = torch.log_softmax(last_logits(model, full[:, :-1], L).float(), dim=-1)
-        picked = logp[:, -L:].gather(-1, full[:, -L:, None]).squeeze(-1)
-        scores = scores + picked.sum(-1)
+        # the logits after the last generated token and after each ending token but the last
+        logp = torch.log_softmax(decoder.feed(torch.cat([seqs[:, -1:], end[:, :-1]], dim=1)).float(), dim=-1)
+        scores = scores + logp.gather(-1, end[..., None]).squeeze(-1).sum(-1)
     order = torch.argsort(scores, descending=True, stable=True)
-    width = len(ctx)
-    return [(tuple(seqs[i, width:].tolist()), gen[i].item(), scores[i].item()) for i in order.tolist()]
+    return [(tuple(seqs[i].tolist()), gen[i].item(), scores[i].item()) for i in order.tolist()]
 
 
 def evaluate_cloze(model: torch.nn.Module, cases: Sequence[ClozeCase], vocab: CharVocab, beam: int = 10,
