@@ -1,13 +1,16 @@
 """Segmental LM speed: training characters/second and lattice forward+backward time per character.
 
-    .venv/bin/python benchmarks/segmental_lm.py [--steps 6] [--threads 2] [--dim 256]
+    .venv/bin/python benchmarks/segmental_lm.py [--steps 6] [--threads 2] [--dim 256] [--profile pku/mslm]
 
 Workloads (the anchor's: PKU, k = 5, dim 256, 2,048-character batches; and PTB, k = 10):
   * training: SLM loss + backward + Adam step on real SNLM batches (CharBatches), per encoder, on `--steps`
     batches spread evenly over the first epoch (the first few batches are a lottery: one seam batch of
     161 sentences padded to 551 characters costs as much as 40 ordinary ones); batches packed as the stored
     runs were (across length-sorted pools) and within pools (`SLMExperiment.pack_within_pools`), side by side;
-  * lattice: `log_marginal` forward + backward alone on the same batch shapes, for k = 5 and 10.
+  * lattice: `log_marginal` forward + backward alone on the same batch shapes, for k = 5 and 10;
+  * `--profile CELL`: where a training step of the cpu profile's run of that cell goes (torch.profiler, operators' own time, within
+    pools), grouped into the step's parts, with the matmuls' achieved GFLOP/s beside the baseline's: matmuls
+    near the baseline's rate leave little to gain but fewer or cheaper FLOPs (bfloat16).
 Baseline in the same process: fp32 2048x2048 torch.mm GFLOP/s (anchors.md: ~172 GFLOP/s on an idle machine,
 where the authors' code trains at ~1.17 k characters/s). Each throughput is also printed scaled to that
 matmul speed ("@anchor"), which removes most of the noise of a busy machine.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import defaultdict
 
 import torch
 
@@ -65,6 +69,65 @@ def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_cha
     return chars / secs
 
 
+# torch operators (by their own time) -> the part of an SLM training step they belong to
+STEP_PARTS = (
+    ("matmuls: output layer over the vocabulary, encoder, decoder input", ("aten::mm", "aten::addmm", "aten::bmm")),
+    ("LSTMs (oneDNN): the segment decoder, the RSLM's encoder", ("aten::mkldnn_rnn",)),
+    ("elementwise over the logits: log-softmax forward and backward", ("aten::sub", "aten::exp", "aten::amax",
+                                                                       "aten::sum", "aten::logsumexp")),
+    ("dropout masks", ("aten::bernoulli",)),
+    ("optimizer (Adam)", ("Optimizer.", "aten::_foreach", "aten::lerp", "aten::addcdiv", "aten::addcmul",
+                          "aten::sqrt")),
+)
+
+
+def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
+    """Print where the time of `steps` training steps of the cpu profile's run of `encoder` on `corpus` goes
+    (see STEP_PARTS; "the rest": everything else, the lattice's many small operators among it)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from hanzilm.papers.mslm.experiment import configure, slm_experiment
+
+    ch = configure("cpu")
+    exp = slm_experiment(ch, corpus, encoder, lr=1e-3)
+    data = load_data(corpus)
+    batches = CharBatches(data.encode(data.train), exp.batch_chars, seed=0, within_pools=True)
+    torch.manual_seed(0)
+    model = SegmentalLM(exp.model, len(data.vocab))
+    opt = torch.optim.Adam(model.parameters(), 1e-3)
+    per_epoch = len(batches._epoch(0))
+    sample = [batches(i * per_epoch // (steps + 1)) for i in range(steps + 1)]
+
+    def step(b):
+        model.loss(b).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step(sample[0])  # warm-up
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+        for b in sample[1:]:
+            step(b)
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events)
+    seconds, flops = defaultdict(float), defaultdict(float)
+    for e in events:
+        part = next((name for name, prefixes in STEP_PARTS if e.key.startswith(prefixes)), "the rest")
+        seconds[part] += e.self_cpu_time_total / 1e6
+        flops[part] += e.flops or 0
+    chars = sum(int(b["lengths"].sum()) for b in sample[1:])
+    # the profiler counts no FLOPs for oneDNN's LSTMs: 4 gates from x and h (16 D^2) per row and step, backward
+    # twice the forward; the decoder has a row per character (start position) and K + 1 steps, the RSLM's
+    # encoder a step per character
+    dim, steps_per_char = exp.model.dim, exp.model.max_seg_len + 1 + (encoder == "rslm")
+    flops[STEP_PARTS[1][0]] = 3 * chars * steps_per_char * 16 * dim * dim
+    print(f"\nwhere a training step goes: the cpu profile's {corpus} {encoder} (dim {dim}, {exp.batch_chars:,}-character "
+          f"batches, packed within pools, fp32), {steps} steps: {chars / (total / 1e6):.0f} chars/s under the profiler")
+    for part in [name for name, _ in STEP_PARTS] + ["the rest"]:
+        rate = flops[part] / seconds[part] / 1e9
+        rate = f"  {rate:5.0f} GFLOP/s = {rate / gflops:.0%} of the baseline's" if rate > 1 else ""
+        print(f"  {part:66s} {seconds[part] / (total / 1e6):6.1%}{rate}")
+
+
 def lattice_us_per_char(corpus: str, K: int, steps: int, batch_chars: int = 2048) -> float:
     data = load_data(corpus)
     batches = CharBatches(data.encode(data.train), batch_chars, seed=0)
@@ -90,10 +153,16 @@ def main() -> None:
                     "precision='bf16'; the lattice stays fp32), within pools")
     ap.add_argument("--cells", default="pku/mslm,pku/rslm,pku/dmslm,ptb/mslm,ptb/rslm",
                     help="corpus/encoder pairs to time")
+    ap.add_argument("--profile", metavar="CELL", help="only profile training steps of the cpu profile's run of "
+                    "this corpus/encoder (e.g. pku/mslm) over --steps steps")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     g0 = matmul_gflops()
     print(f"baseline: fp32 2048^2 matmul {g0:.0f} GFLOP/s (anchor machine idle: {ANCHOR_GFLOPS:.0f})")
+    if args.profile:
+        keep_freed_memory()
+        profile_step(*args.profile.split("/"), args.steps, g0)
+        return
     # glibc's default malloc first (freed logits go back to the kernel), then hanzilm's setting (train.setup)
     default_cps = train_speed("pku", "mslm", args.steps, args.dim, bf16_output=args.bf16_output)
     keep_freed_memory()
