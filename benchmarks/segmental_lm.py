@@ -8,9 +8,9 @@ Workloads (the anchor's: PKU, k = 5, dim 256, 2,048-character batches; and PTB, 
     161 sentences padded to 551 characters costs as much as 40 ordinary ones); batches packed as the stored
     runs were (across length-sorted pools) and within pools (`SLMExperiment.pack_within_pools`), side by side;
   * lattice: `log_marginal` forward + backward alone on the same batch shapes, for k = 5 and 10;
-  * `--profile CELL`: where a training step of the cpu profile's run of that cell goes (torch.profiler, operators' own time, within
-    pools), grouped into the step's parts, with the matmuls' achieved GFLOP/s beside the baseline's: matmuls
-    near the baseline's rate leave little to gain but fewer or cheaper FLOPs (bfloat16).
+  * `--profile CELL`: where a training step of the cpu profile's run of that cell goes (torch.profiler,
+    operators' own time, within pools), grouped into the step's parts, with the matmuls' achieved GFLOP/s beside
+    the baseline's: matmuls near the baseline's rate leave little to gain but fewer or cheaper FLOPs (bfloat16).
 Baseline in the same process: fp32 2048x2048 torch.mm GFLOP/s (anchors.md: ~172 GFLOP/s on an idle machine,
 where the authors' code trains at ~1.17 k characters/s). Each throughput is also printed scaled to that
 matmul speed ("@anchor"), which removes most of the noise of a busy machine.
@@ -42,12 +42,17 @@ def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
     return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
 
 
+def spread_over_epoch(batches: CharBatches, n: int) -> list[int]:
+    """n step indices spread evenly over the first epoch (its first batches alone are a lottery)."""
+    per_epoch = len(batches._epoch(0))
+    return [i * per_epoch // n for i in range(n)]
+
+
 def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_chars: int = 2048,
                 bf16_output: bool = False, within_pools: bool = False, bf16: bool = False) -> float:
     data = load_data(corpus)
     batches = CharBatches(data.encode(data.train), batch_chars, seed=0, within_pools=within_pools)
-    per_epoch = len(batches._epoch(0))
-    sample = [i * per_epoch // (steps + 2) for i in range(steps + 2)]   # spread over the epoch
+    sample = spread_over_epoch(batches, steps + 2)
     torch.manual_seed(0)
     ff = {} if dim == 256 else {"feedforward_dim": 2 * dim - 2}      # 509 at 256 (the authors'), as profiles do
     cfg = SLMConfig(encoder=encoder, dim=dim, max_seg_len=MAX_SEG_LEN[corpus], bf16_output=bf16_output, **ff)
@@ -95,8 +100,7 @@ def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
     torch.manual_seed(0)
     model = SegmentalLM(exp.model, len(data.vocab))
     opt = torch.optim.Adam(model.parameters(), 1e-3)
-    per_epoch = len(batches._epoch(0))
-    sample = [batches(i * per_epoch // (steps + 1)) for i in range(steps + 1)]
+    sample = [batches(i) for i in spread_over_epoch(batches, steps + 1)]
 
     def step(b):
         model.loss(b).backward()
@@ -120,8 +124,9 @@ def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
     # encoder a step per character
     dim, steps_per_char = exp.model.dim, exp.model.max_seg_len + 1 + (encoder == "rslm")
     flops[STEP_PARTS[1][0]] = 3 * chars * steps_per_char * 16 * dim * dim
-    print(f"\nwhere a training step goes: the cpu profile's {corpus} {encoder} (dim {dim}, {exp.batch_chars:,}-character "
-          f"batches, packed within pools, fp32), {steps} steps: {chars / (total / 1e6):.0f} chars/s under the profiler")
+    print(f"\nwhere a training step goes: the cpu profile's {corpus} {encoder} (dim {dim}, "
+          f"{exp.batch_chars:,}-character batches, packed within pools, fp32), {steps} steps: "
+          f"{chars / (total / 1e6):.0f} chars/s under the profiler")
     for part in [name for name, _ in STEP_PARTS] + ["the rest"]:
         rate = flops[part] / seconds[part] / 1e9
         rate = f"  {rate:5.0f} GFLOP/s = {rate / gflops:.0%} of the baseline's" if rate > 1 else ""
