@@ -80,20 +80,27 @@ def causal_mask(length: int, device=None) -> torch.Tensor:
 
 
 class _SelectedLogProbs(torch.autograd.Function):
-    """log softmax(logits)[..., index] without materialising the full log-softmax (or its gradient) more than
-    once: the decoder's output layer over a large character vocabulary dominates the cost of an SLM."""
+    """log softmax(logits)[..., index] touching the (N, K + 1, V) logits as few times as it can: the decoder's
+    output layer over a large character vocabulary dominates the cost of an SLM. The forward keeps
+    e = exp(logits - max) (what logsumexp computes anyway) instead of the logits, so the backward's softmax is one
+    scale of e rather than a second exp over the whole tensor."""
 
     @staticmethod
     def forward(ctx, logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        lse = torch.logsumexp(logits, dim=-1, keepdim=True)
-        ctx.save_for_backward(logits, lse, index)
-        return logits.gather(-1, index) - lse
+        peak = logits.amax(dim=-1, keepdim=True)
+        picked = logits.gather(-1, index)
+        e = (logits - peak).exp_()
+        total = e.sum(dim=-1, keepdim=True)
+        ctx.save_for_backward(e, total, index)
+        return picked - (total.log() + peak)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, grad: torch.Tensor):
-        logits, lse, index = ctx.saved_tensors
-        # d/dlogits sum_m g_m (logits[i_m] - lse) = scatter(g) - softmax(logits) * sum_m g_m
-        out = (logits - lse).exp_().mul_(-grad.sum(-1, keepdim=True))
+        e, total, index = ctx.saved_tensors
+        # d/dlogits sum_m g_m (logits[i_m] - lse) = scatter(g) - softmax(logits) * sum_m g_m; e is not needed
+        # after this backward, so the gradient is built in its storage
+        out = e.mul_(grad.sum(-1, keepdim=True).div_(total).neg_())
         return out.scatter_add_(-1, index, grad), None
 
 
