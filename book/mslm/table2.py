@@ -145,8 +145,8 @@ claims.show_table(profile, "mslm", "Table 2")
 # ## The paper at our learning rate
 #
 # Each of the paper's Table 2 cells is the best rate of its six-rate sweep, run over five seeds; at this profile
-# each cell chooses between two rates (above). For one cell the paper's text also gives the result at a rate
-# of ours:
+# each cell chooses between two rates (above). For one cell (PKU MSLM, unsupervised) the paper's text also
+# gives the result at another rate of its sweep (1e-3); where that is a rate ours trained at, the two are compared:
 
 # %%
 display(Markdown(tables.paper_at_our_lr(table, tables.paper_text_cells())))
