@@ -30,7 +30,7 @@
 #   {glue:text}`ptb_steps` steps of 512 characters (2 M characters). The sweep is the paper's protocol with fewer
 #   rates: each cell's first seed trains at every rate of its grid ({glue:text}`grid_rates`); the unsupervised
 #   rows take the rate and checkpoint of best dev bpc, the lightly supervised rows those of best dev MCC, and a
-#   cell's other seeds train at the rate each selection chose. Three seeds for the PKU RSLM and MSLM, one
+#   cell's other seeds train at the rate each selection chose. Two seeds for the PKU RSLM and MSLM, one
 #   elsewhere. The `paper` profile runs the authors' selected rate per cell and selection on their seeds 2, 3,
 #   5, 8, 13.
 # - **Why PKU needs $d=256$ and large batches.** In calibration a PKU MSLM at $d=128$, or in 512-character

@@ -161,14 +161,17 @@ PROFILES: dict[str, Profile] = {
                 # training matmuls in bf16 (the lattice in fp32; PKU MSLM 1.8x fp32, loss within 0.1 % of fp32's)
                 **_each(("pku", "ptb"), {"pack_within_pools": True}),
                 **_native_bf16(_each(("pku", "ptb"), {"train.precision": "bf16", "model.bf16_output": True})),
-                # 3 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split. The paper's protocol,
+                # 2 seeds for the PKU RSLM and MSLM, 1 elsewhere; word F1 on the test split. The paper's protocol,
                 # scaled: each cell's first seed at two learning rates, the unsupervised rows at the rate of the
                 # lower dev bpc, the lightly supervised rows at the rate of the higher dev boundary MCC. The grids
                 # sit above the authors' rates because our runs are 1 % of theirs: the grids of 2026-12-01 (PKU
                 # 1e-3/2e-3, PTB 1.5e-3/3e-3) chose their top rate in every cell, and a probe of the MSLMs at twice
                 # it (fp32, seed 0) was ahead at every evaluation (PKU 4e-3: dev bpc 7.29 and MCC 75.7 against
-                # 7.63 and 73.8; PTB 6e-3: 2.45 and 89.6 against 2.55 and 88.1), so each grid starts there
-                "seeds": {"*": (0,), "pku/rslm": (0, 1, 2), "pku/mslm": (0, 1, 2)}, "f1_split": "test",
+                # 7.63 and 73.8; PTB 6e-3: 2.45 and 89.6 against 2.55 and 88.1), so each grid starts there. At
+                # these grids the PKU selections part (PKU MSLM: 8e-3 has the lower dev bpc, 4e-3 the higher dev
+                # MCC, as in the paper), so a further seed trains once per selection: two seeds instead of three
+                # keep the PKU runs at ten
+                "seeds": {"*": (0,), "pku/rslm": (0, 1), "pku/mslm": (0, 1)}, "f1_split": "test",
                 "workers": 2,
                 "lr_grid": {**{f"pku/{e}": (4e-3, 8e-3) for e in ("rslm", "mslm", "dmslm")},
                             **{f"ptb/{e}": (6e-3, 1.2e-2) for e in ("rslm", "mslm", "dmslm")}}},
