@@ -35,8 +35,8 @@
 #   5, 8, 13.
 # - **Why PKU needs $d=256$ and large batches.** In calibration a PKU MSLM at $d=128$, or in 512-character
 #   batches at lr $3\cdot10^{-3}$, learns the language model faster per character but its segmentation stalls
-#   at dev boundary MCC below 0.6 whatever the training length (it keeps 的 and punctuation attached to the
-#   word before); at $d=256$ in 2,048-character batches at lr $10^{-3}$ it passes 0.60 within 0.5 M characters,
+#   at dev boundary MCC below 60 % whatever the training length (it keeps 的 and punctuation attached to the
+#   word before); at $d=256$ in 2,048-character batches at lr $10^{-3}$ it passes 60 % within 0.5 M characters,
 #   as the authors' own training logs do. Neither change alone (nor 32 word2vec epochs, fp32 output, the
 #   authors' per-sentence loss or their encoder-input projection) does it.
 # - **Where F1 is measured.** The paper (after Kawakami et al.) scores segmentation over the whole corpus,
@@ -201,7 +201,7 @@ display(Markdown(tables.selection_reading(agreement, table)))
 # {glue:text}`paper_pku_mslm_rslm_gap_unsup:.1f` unsupervised) therefore measures an RSLM that has not yet learned
 # to segment, not the paper's effect; it is no evidence for or against the paper's finding. The authors' RSLM
 # needs far longer too: their released log (`Output/ExperimentsA/pku/pku_rslm_lr1e-3_s13.csv`) has dev boundary
-# MCC 0.51 after 4 M characters and 0.56 after 6 M, where their MSLM had 0.71 and 0.74. So the registry's claims
+# MCC 51 % after 4 M characters and 56 % after 6 M, where their MSLM had 71 % and 74 %. So the registry's claims
 # on the PKU RSLM's segmentation require 4 M training characters per run and are *not tested at this scale*
 # below it; ours train on {glue:text}`pku_rslm_train_chars_m:.2f` M. Longer PKU training (`pku.train.steps` under
 # `mslm` in `lib/hanzilm/profiles.py`) is the knob for the RSLM cells; it costs roughly a minute per 50 steps per
@@ -216,9 +216,9 @@ display(Markdown(tables.selection_reading(agreement, table)))
 #    model faster per character than the authors' runs but its segmentation stalls at dev boundary MCC
 #    below 0.6, keeping 的 and punctuation attached to the word before; a 4.35 M-character run of it fell from
 #    0.55 to 0.53 while its bpc kept improving, so length was not the knob. At $d=256$ in 2,048-character
-#    batches at lr $10^{-3}$ (the authors' configuration, with a quarter of their batch) dev MCC passes 0.60
+#    batches at lr $10^{-3}$ (the authors' configuration, with a quarter of their batch) dev MCC passes 60 %
 #    after about 0.3 M characters, as in the authors' released logs (for example
-#    `Output/ExperimentsA/pku/pku_mslm_lr1e-3_s13.csv` in their repository: 0.51 at 2 M characters, 0.71 at
+#    `Output/ExperimentsA/pku/pku_mslm_lr1e-3_s13.csv` in their repository: 51 % at 2 M characters, 71 % at
 #    4 M). Each ingredient alone ($d=256$; large batches and low rate; 32 word2vec epochs; fp32 output; the
 #    authors' per-sentence loss, encoder-input projection or decoder dropout placement) left dev MCC between
 #    0.35 and 0.6 in calibration runs of 0.25-1 M characters.
