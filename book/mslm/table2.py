@@ -166,8 +166,8 @@ agreement
 #
 # **PTB: segmentation close to the paper's, language modelling not.** Median word F1 is within
 # {glue:text}`ptb_f1_gap_max:.1f` points of the paper's for every model and selection, on one seed and 3 % of the
-# paper's training characters. Test bpc is {glue:text}`ptb_bpc_excess_min_pct:.0f` % to
-# {glue:text}`ptb_bpc_excess_max_pct:.0f` % above the paper's, and the RSLM's lead in bpc over the better
+# paper's training characters. Test bpc differs from the paper's by {glue:text}`ptb_bpc_excess_min_pct:.0f` % to
+# {glue:text}`ptb_bpc_excess_max_pct:.0f` % (negative: below it), and the RSLM's lead in bpc over the better
 # transformer is {glue:text}`ptb_rslm_bpc_lead_unsup:.3f` in the unsupervised selection against the paper's
 # {glue:text}`paper_ptb_rslm_bpc_lead_unsup:.2f`: our transformers are trained for far less time, and the paper
 # attributes their English bpc gap to position handling that matters more as the models fit the data.
