@@ -29,7 +29,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .gpt import MLP, GPTConfig, Transformer, gpt_param_count, init_gpt2_, lm_loss
+from ...softmax import cross_entropy
+from .gpt import MLP, GPTConfig, Transformer, gpt_param_count, init_gpt2_
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ class Backpack(nn.Module):
         return self.represent(ids, sense_scale, alpha) @ self.wte.weight.T
 
     def loss(self, batch: torch.Tensor) -> torch.Tensor:
-        return lm_loss(self(batch[:, :-1]), batch[:, 1:])
+        return cross_entropy(self(batch[:, :-1]), batch[:, 1:])
 
     def batch_size_units(self, batch: torch.Tensor) -> int:
         return batch[:, 1:].numel()

@@ -144,11 +144,12 @@ def batches(cfg: LMConfig, corpus: EncodedCorpus) -> BlockBatches:
 
 
 def _code_versions() -> dict[str, str]:
+    from ... import softmax
     from ... import train as trainer
     from . import backpack, data, gpt
     from . import perplexity as ppl
 
-    shared = (gpt, trainer, data.BlockBatches, ppl, build, model_config, gpt_config, dev_evaluator, batches)
+    shared = (gpt, softmax, trainer, data.BlockBatches, ppl, build, model_config, gpt_config, dev_evaluator, batches)
     return {"gpt": source_version("lm", *shared), "backpack": source_version("backpack", backpack, *shared)}
 
 

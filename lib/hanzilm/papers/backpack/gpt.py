@@ -13,6 +13,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ...softmax import cross_entropy
+
 
 @dataclass(frozen=True)
 class GPTConfig:
@@ -108,10 +110,6 @@ def init_gpt2_(model: nn.Module, n_layer: int) -> None:
             nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * max(1, n_layer)))
 
 
-def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
-
-
 class GPT(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
@@ -134,7 +132,7 @@ class GPT(nn.Module):
 
     def loss(self, batch: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy of a (B, T+1) block of ids."""
-        return lm_loss(self(batch[:, :-1]), batch[:, 1:])
+        return cross_entropy(self(batch[:, :-1]), batch[:, 1:])
 
     def batch_size_units(self, batch: torch.Tensor) -> int:
         return batch[:, 1:].numel()

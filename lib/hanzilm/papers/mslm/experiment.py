@@ -455,10 +455,11 @@ def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
 
 
 def _code_version() -> str:
+    from ... import softmax
     from ... import train as trainer
     from . import data, lattice, metrics, model
 
-    return source_version("mslm", model, lattice, data, metrics, trainer, build_model, char_vectors,
+    return source_version("mslm", model, softmax, lattice, data, metrics, trainer, build_model, char_vectors,
                           word2vec_vectors, evaluate_corpus, dev_evaluator)
 
 

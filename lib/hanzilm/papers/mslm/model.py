@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ...softmax import selected_log_probs
 from .lattice import log_marginal, viterbi
 
 # special symbols, first in the character vocabulary, in this order
@@ -77,36 +78,6 @@ def span_mask(length: int, k: int, device=None) -> torch.Tensor:
 def causal_mask(length: int, device=None) -> torch.Tensor:
     """(length, length) bool, True = may attend: query i attends to keys j <= i (the DMSLM)."""
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
-
-
-class _SelectedLogProbs(torch.autograd.Function):
-    """log softmax(logits)[..., index] touching the (N, K + 1, V) logits as few times as it can: the decoder's
-    output layer over a large character vocabulary dominates the cost of an SLM. The forward keeps
-    e = exp(logits - max) (what logsumexp computes anyway) instead of the logits, so the backward's softmax is one
-    scale of e rather than a second exp over the whole tensor."""
-
-    @staticmethod
-    def forward(ctx, logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        peak = logits.amax(dim=-1, keepdim=True)
-        picked = logits.gather(-1, index)
-        e = (logits - peak).exp_()
-        total = e.sum(dim=-1, keepdim=True)
-        ctx.save_for_backward(e, total, index)
-        return picked - (total.log() + peak)
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad: torch.Tensor):
-        e, total, index = ctx.saved_tensors
-        # d/dlogits sum_m g_m (logits[i_m] - lse) = scatter(g) - softmax(logits) * sum_m g_m; e is not needed
-        # after this backward, so the gradient is built in its storage
-        out = e.mul_(grad.sum(-1, keepdim=True).div_(total).neg_())
-        return out.scatter_add_(-1, index, grad), None
-
-
-def selected_log_probs(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """log_softmax(logits, -1).gather(-1, index), memory- and time-lean (see _SelectedLogProbs)."""
-    return _SelectedLogProbs.apply(logits, index)
 
 
 class GatedPositions(nn.Module):
