@@ -76,6 +76,21 @@ def test_verdicts(ours_a, expect, tol, noise, verdict):
     assert got.paper_value == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("ours_a, noise, verdict, edge", [
+    (90.68, "0.05", "reproduced", "inside it by 0.02, less than the run-to-run spread 0.05: another training "
+                                  "may fall outside"),
+    (90.72, "0.05", "fails", "outside it by 0.02, less than the run-to-run spread 0.05: another training "
+                             "may fall inside"),
+    (90.6, "0.05", "reproduced", ""),         # 0.1 inside the tolerance, more than the spread
+    (90.68, "", "reproduced", ""),            # spread unknown: nothing to say
+])
+def test_a_value_at_the_tolerance_edge_says_that_another_training_may_cross_it(ours_a, noise, verdict, edge):
+    tables = _table([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)])
+    got = C.evaluate("p", [_claim(f"{A} - {B}", tol="0.2", noise=noise)], tables).iloc[0]
+    assert got.verdict == verdict
+    assert (edge in got.why) if edge else ("spread" not in got.why), got.why
+
+
 def test_the_same_number_on_both_sides_tests_nothing():
     tables = _table([("A", "s1", "f1", 69.1488, None), ("A", "s2", "f1", 69.1488, None)])
     c = _claim("{ch/t:f1[model=A; selection=s2]} - {ch/t:f1[model=A; selection=s1]}", expect="> 0")

@@ -243,9 +243,13 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
                     "why": f"within noise: the effect {_fmt(q - float(threshold))} is no larger than the run-to-run "
                            f"spread {_fmt(spread)} ({c.noise_source or 'see noise'})"}
     within = _within(q, pq, c.tol)
+    # a value this close to the tolerance's edge could land on its other side in another training
+    edge = (f" ({'inside' if within else 'outside'} it by {_fmt(abs(_bound(pq, c.tol) - abs(q - pq)))}, less than "
+            f"the run-to-run spread {_fmt(spread)}: another training may fall {'outside' if within else 'inside'})"
+            if c.tol and not math.isnan(pq) and abs(_bound(pq, c.tol) - abs(q - pq)) < spread else "")
     if within and direction is not False:
         why = f"equals the paper's {_fmt(pq)}" if float(c.tol.rstrip("%")) == 0 else f"within {c.tol} of the paper's {_fmt(pq)}"
-        return {**out, "verdict": "reproduced", "why": why}
+        return {**out, "verdict": "reproduced", "why": why + edge}
     if direction:
         why = f"{c.expect.strip()} as the paper states" + (
             f"; the paper's value {_fmt(pq)} is not within {c.tol}" if c.tol and not math.isnan(pq) else "") + (
@@ -255,7 +259,7 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
         return {**out, "verdict": "fails", "why": f"ours is {_fmt(q)}, not {c.expect.strip()}"}
     if math.isnan(pq):
         return {**out, "verdict": "not tested", "why": "the paper's value was not recovered"}
-    return {**out, "verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}"}
+    return {**out, "verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}{edge}"}
 
 
 def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
@@ -282,11 +286,15 @@ def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:
     return abs(_compute(c.noise, [float(row["ours"]) for row in rows]))
 
 
+def _bound(pq: float, tol: str) -> float:
+    """The largest distance from the paper's value `pq` that `tol` ("0.05" or "50%") allows."""
+    return float(tol[:-1]) / 100 * abs(pq) if tol.endswith("%") else float(tol)
+
+
 def _within(q: float, pq: float, tol: str) -> bool:
     if not tol or math.isnan(pq):
         return False
-    bound = float(tol[:-1]) / 100 * abs(pq) if tol.endswith("%") else float(tol)
-    return abs(q - pq) <= bound
+    return abs(q - pq) <= _bound(pq, tol)
 
 
 def _compute(expression: str, values: list[float]) -> float:

@@ -1,0 +1,88 @@
+"""The run-to-run spread of claims, measured over trainings of the same configuration committed at several commits.
+
+    .venv/bin/python tools/claim_spread.py f0bd433 29f4862 17c4b8d c96fe29 [--profile cpu] [--write]
+
+Takes the claims of `lib/hanzilm/targets/claims.csv` whose fixed noise was measured on the first commit's run
+(their `noise_source` names it), computes each one's quantity on `results/<profile>/` as committed at every
+commit (read from git, the working tree untouched) and prints the values and their range. `--write` puts the
+range in the registry's `noise` and names the runs in `noise_source`. Claims whose noise is an expression (seed
+standard deviations) are left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from hanzilm.claims import CLAIMS, _compute, load_claims
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def results_at(commit: str, profile: str) -> dict[str, pd.DataFrame]:
+    """Every results table of `profile` as committed at `commit`, keyed 'chapter/name' (as read_results)."""
+    names = subprocess.run(["git", "ls-tree", "-r", "--name-only", commit, f"results/{profile}/"], cwd=REPO,
+                           check=True, capture_output=True, text=True).stdout.split()
+    tables = {}
+    for name in names:
+        path = Path(name)
+        if path.suffix == ".csv" and len(path.parts) == 4 and path.parts[2] != "notebooks":
+            text = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=REPO, check=True,
+                                  capture_output=True, text=True).stdout
+            tables[f"{path.parts[2]}/{path.stem}"] = pd.read_csv(io.StringIO(text))
+    return tables
+
+
+def quantity(claim, tables: dict[str, pd.DataFrame]) -> float | None:
+    rows = [ref.row(tables, f"claim {claim.id}") for ref in claim.refs()]
+    if any(row is None or pd.isna(row["ours"]) for row in rows):
+        return None
+    return _compute(claim.quantity, [float(row["ours"]) for row in rows])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("commits", nargs="+", help="commits whose results are trainings of the same configuration")
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("--write", action="store_true", help="write the ranges into the claims registry")
+    a = ap.parse_args()
+    runs = [results_at(c, a.profile) for c in a.commits]
+    names = ", ".join(a.commits[:-1]) + f" and {a.commits[-1]}"
+    source = (f"the range over {len(a.commits)} {a.profile} trainings of the same configuration whose code rounds "
+              f"differently (the committed runs of {names}): this quantity")
+    spreads = {}
+    for claim in load_claims():
+        if a.commits[0] not in claim.noise_source or "{" in claim.noise:
+            continue
+        values = [quantity(claim, tables) for tables in runs]
+        if any(v is None for v in values):
+            print(f"{claim.id}: not computed at every commit ({values}), left alone")
+            continue
+        spread = max(values) - min(values)
+        shown = " / ".join(f"{v:.4g}" for v in values)
+        spreads[claim.id] = (f"{spread:.2g}", f"{source} {shown}")
+        print(f"{claim.id:48s} {claim.noise:>8s} -> {spread:.2g}   ({shown})")
+    if a.write:
+        with open(CLAIMS, encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            fields, rows = reader.fieldnames, list(reader)
+        for row in rows:
+            if row["id"] in spreads:
+                row["noise"], row["noise_source"] = spreads[row["id"]]
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        tmp = CLAIMS.with_suffix(".tmp")
+        tmp.write_text(out.getvalue(), encoding="utf-8")
+        tmp.replace(CLAIMS)
+        print(f"{len(spreads)} claims' noise written to {CLAIMS}")
+
+
+if __name__ == "__main__":
+    main()
