@@ -1,6 +1,9 @@
 """hanzilm.parallel.run_all: every run done, each in a process of its own, its result returned in order."""
 
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -64,3 +67,42 @@ def test_a_worker_keeps_freed_memory_like_its_notebook(monkeypatch):
     # spawned workers start with glibc's defaults: page faults on every freed logits tensor again
     monkeypatch.setenv("HANZILM_PROGRESS", "0")
     assert run_all(_malloc_kept, [0, 1], workers=2, threads=1) == [1, 1]
+
+
+def _workers_of(pid: int) -> list[int]:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def _running(pid: int) -> bool:
+    try:  # a zombie (state Z) has ended; only its exit status is left to collect
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_workers_end_when_their_parent_is_killed():
+    code = "import time; from hanzilm.parallel import run_all; run_all(time.sleep, [600, 600], workers=2, threads=1)"
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "HANZILM_PROGRESS": "0"})
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := _workers_of(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) == 2, "the two workers never started"
+        time.sleep(1)  # both inside their runs
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(_running, workers)), "a worker outlived its killed parent"

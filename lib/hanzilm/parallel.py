@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import concurrent.futures as futures
 import contextlib
+import ctypes
 import multiprocessing
+import os
 from typing import Callable, Iterator, Sequence, TypeVar
 
 import torch
@@ -33,6 +35,21 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def _end_with_parent() -> None:
+    """Ask Linux to end this worker when the process that started it dies: a `hanzilm paper run` killed by its
+    pid (not by a Ctrl-C to the whole process group) left its workers training on, orphaned, for as long as their
+    runs took. A killed run is not lost: the store resumes it from its last checkpoint."""
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        parent = multiprocessing.parent_process()
+        if parent is not None and os.getppid() != parent.pid:  # it died before the request: no signal will come
+            os._exit(1)
 
 
 def _call(fn: Callable[[T], R], run: T, threads: int) -> R:
@@ -62,7 +79,8 @@ def run_all(fn: Callable[[T], R], runs: Sequence[T], *, workers: int = 1, desc: 
         # that had trained three PKU segmental LMs held 7.7 GB (the allocator keeps what a run freed), and a
         # run's memory should not depend on which runs its process did before
         ctx = multiprocessing.get_context("spawn")
-        with futures.ProcessPoolExecutor(min(workers, len(runs)), mp_context=ctx, max_tasks_per_child=1) as pool:
+        with futures.ProcessPoolExecutor(min(workers, len(runs)), mp_context=ctx, max_tasks_per_child=1,
+                                      initializer=_end_with_parent) as pool:
             jobs = [pool.submit(_call, fn, run, threads) for run in runs]
             for job in futures.as_completed(jobs):
                 job.result()
