@@ -243,10 +243,7 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
                     "why": f"within noise: the effect {_fmt(q - float(threshold))} is no larger than the run-to-run "
                            f"spread {_fmt(spread)} ({c.noise_source or 'see noise'})"}
     within = _within(q, pq, c.tol)
-    # a value this close to the tolerance's edge could land on its other side in another training
-    edge = (f" ({'inside' if within else 'outside'} it by {_fmt(abs(_bound(pq, c.tol) - abs(q - pq)))}, less than "
-            f"the run-to-run spread {_fmt(spread)}: another training may fall {'outside' if within else 'inside'})"
-            if c.tol and not math.isnan(pq) and abs(_bound(pq, c.tol) - abs(q - pq)) < spread else "")
+    edge = _near_edge(q, pq, c.tol, spread)
     if within and direction is not False:
         why = f"equals the paper's {_fmt(pq)}" if float(c.tol.rstrip("%")) == 0 else f"within {c.tol} of the paper's {_fmt(pq)}"
         return {**out, "verdict": "reproduced", "why": why + edge}
@@ -289,6 +286,19 @@ def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:
 def _bound(pq: float, tol: str) -> float:
     """The largest distance from the paper's value `pq` that `tol` ("0.05" or "50%") allows."""
     return float(tol[:-1]) / 100 * abs(pq) if tol.endswith("%") else float(tol)
+
+
+def _near_edge(q: float, pq: float, tol: str, spread: float) -> str:
+    """" (inside it by m, ...)" when `q` is nearer the edge of the paper's tolerance than the run-to-run spread, so
+    that another training could land on the other side of it; "" otherwise (or without a tolerance or spread)."""
+    if not tol or math.isnan(pq) or math.isnan(spread):
+        return ""
+    margin = _bound(pq, tol) - abs(q - pq)
+    if abs(margin) >= spread:
+        return ""
+    side, other = ("inside", "outside") if margin >= 0 else ("outside", "inside")
+    return (f" ({side} it by {_fmt(abs(margin))}, less than the run-to-run spread {_fmt(spread)}: another training "
+            f"may fall {other})")
 
 
 def _within(q: float, pq: float, tol: str) -> bool:
