@@ -14,35 +14,28 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import math
 import subprocess
+import tarfile
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from hanzilm.claims import CLAIMS, _compute, load_claims
+from hanzilm.claims import CLAIMS, load_claims, quantity_of
+from hanzilm.results import read_results
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def results_at(commit: str, profile: str) -> dict[str, pd.DataFrame]:
-    """Every results table of `profile` as committed at `commit`, keyed 'chapter/name' (as read_results)."""
-    names = subprocess.run(["git", "ls-tree", "-r", "--name-only", commit, f"results/{profile}/"], cwd=REPO,
-                           check=True, capture_output=True, text=True).stdout.split()
-    tables = {}
-    for name in names:
-        path = Path(name)
-        if path.suffix == ".csv" and len(path.parts) == 4 and path.parts[2] != "notebooks":
-            text = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=REPO, check=True,
-                                  capture_output=True, text=True).stdout
-            tables[f"{path.parts[2]}/{path.stem}"] = pd.read_csv(io.StringIO(text))
-    return tables
-
-
-def quantity(claim, tables: dict[str, pd.DataFrame]) -> float | None:
-    rows = [ref.row(tables, f"claim {claim.id}") for ref in claim.refs()]
-    if any(row is None or pd.isna(row["ours"]) for row in rows):
-        return None
-    return _compute(claim.quantity, [float(row["ours"]) for row in rows])
+    """Every results table of `profile` as committed at `commit` (read_results on the commit's results/)."""
+    archive = subprocess.run(["git", "archive", commit, f"results/{profile}"], cwd=REPO, check=True,
+                             capture_output=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        return read_results(profile, root=Path(tmp) / "results")
 
 
 def main() -> None:
@@ -59,8 +52,8 @@ def main() -> None:
     for claim in load_claims():
         if a.commits[0] not in claim.noise_source or "{" in claim.noise:
             continue
-        values = [quantity(claim, tables) for tables in runs]
-        if any(v is None for v in values):
+        values = [quantity_of(claim, tables) for tables in runs]
+        if any(math.isnan(v) for v in values):
             print(f"{claim.id}: not computed at every commit ({values}), left alone")
             continue
         spread = max(values) - min(values)

@@ -265,22 +265,28 @@ def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
     if requirement is None:
         return ""
     quantity, op, threshold, why = requirement
-    rows = [ref.row(tables, at) for ref in c.requirement_refs()]
-    if any(row is None or pd.isna(row["ours"]) for row in rows):
+    value = _value(quantity, c.requirement_refs(), tables, at)
+    if math.isnan(value):
         return f"{why}: not computed"
-    value = _compute(quantity, [float(row["ours"]) for row in rows])
     if _COMPARE[op](value, threshold):
         return ""
     return f"{why}: ours {_fmt(value)}, needs {op} {_fmt(threshold)}"
 
 
 def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:
-    if not c.noise:
-        return math.nan
-    rows = [ref.row(tables, at) for ref in c.noise_refs()]
+    return abs(_value(c.noise, c.noise_refs(), tables, at)) if c.noise else math.nan
+
+
+def quantity_of(c: Claim, tables: dict[str, pd.DataFrame]) -> float:
+    """The claim's quantity on `tables` (nan where a row it reads is missing): what its verdict judges."""
+    return _value(c.quantity, c.refs(), tables, f"claim {c.id}")
+
+
+def _value(expression: str, refs: list[Ref], tables: dict[str, pd.DataFrame], at: str) -> float:
+    rows = [ref.row(tables, at) for ref in refs]
     if any(row is None or pd.isna(row["ours"]) for row in rows):
         return math.nan
-    return abs(_compute(c.noise, [float(row["ours"]) for row in rows]))
+    return _compute(expression, [float(row["ours"]) for row in rows])
 
 
 def _bound(pq: float, tol: str) -> float:

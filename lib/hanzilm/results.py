@@ -178,9 +178,10 @@ def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[Any, Sequence[
     return out
 
 
-def read_results(profile: str, chapter: str | None = None) -> dict[str, pd.DataFrame]:
-    """All results tables of a profile (optionally one chapter), keyed by 'chapter/name'."""
-    base = RESULTS / profile
+def read_results(profile: str, chapter: str | None = None, root: Path | None = None) -> dict[str, pd.DataFrame]:
+    """All results tables of a profile (optionally one chapter), keyed by 'chapter/name'; from `root` (a results
+    directory, e.g. one extracted from an earlier commit) instead of the project's when given."""
+    base = (root or RESULTS) / profile
     pattern = f"{chapter}/*.csv" if chapter else "*/*.csv"
     return {f"{p.parent.name}/{p.stem}": pd.read_csv(p) for p in sorted(base.glob(pattern)) if p.parent.name != "notebooks"}
 
