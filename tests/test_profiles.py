@@ -76,3 +76,38 @@ def test_the_cpu_profile_trains_in_bfloat16_only_where_the_cpu_multiplies_it(mon
     # never the Backpack pair: bf16 cost the Backpack 4-7 % test perplexity and GPT-2 nothing (Table 1's comparison)
     assert not any("precision" in k for k in cpu["backpack"])
     assert cpu["mslm"]["pku.pack_within_pools"] and cpu["backpack"]["lm.train.steps"] == 1500  # the rest stays
+
+
+def test_a_seed_moves_every_training_seed_of_each_chapter_and_nothing_else():
+    from hanzilm.papers.backpack.experiment import BackpackChapter
+    from hanzilm.papers.mmtnn.experiment import MMTNNChapter
+    from hanzilm.papers.mslm.experiment import MSLMChapter
+
+    cpu = get_profile("cpu")
+    for chapter in (BackpackChapter(), MMTNNChapter(), MSLMChapter()):
+        assert cpu.seeded(0).configure(chapter) == cpu.configure(chapter)  # seed 0: the profile's own runs
+    bp0, bp = cpu.configure(BackpackChapter()), cpu.seeded(2).configure(BackpackChapter())
+    assert (bp0.lm.train.seed, bp.lm.train.seed) == (0, 2)
+    assert bp.lm.pair()["gpt"].train.seed == bp.lm.pair()["backpack"].train.seed == 2
+    assert (bp.cloze, bp.senses, bp.split) == (bp0.cloze, bp0.senses, bp0.split)  # evaluation samples stay
+    mm0, mm = cpu.configure(MMTNNChapter()), cpu.seeded(1).configure(MMTNNChapter())
+    assert (mm.segmenter.seed, mm.spread_seeds) == (1, tuple(s + 1 for s in mm0.spread_seeds))
+    assert mm.model(dataset="msr", model="nn").seed == 1
+    assert mm.word2vec == mm0.word2vec  # the pre-trained vectors are an input of every seed
+    sl0, sl = cpu.configure(MSLMChapter()), cpu.seeded(1).configure(MSLMChapter())
+    assert all(sl.seeds_for(c, e) == tuple(s + 1 for s in sl0.seeds_for(c, e))
+               for c in ("pku", "ptb") for e in ("rslm", "mslm", "dmslm"))
+    assert (sl.pku, sl.ptb, sl.lr_grid) == (sl0.pku, sl0.ptb, sl0.lr_grid)
+
+
+def test_a_seeded_profile_needs_configs_that_can_be_reseeded():
+    with pytest.raises(HanzilmError, match="ExampleConfig has no `reseeded`"):
+        Profile("t", "", "").seeded(1).configure(ExampleConfig())
+
+
+def test_a_notebook_start_gives_its_seed_to_the_profile():
+    from hanzilm.notebook import start
+
+    prof, run = start("smoke", 3)
+    assert (prof.name, prof.seed, run.seed) == ("smoke", 3, 3)
+    assert start("smoke", 0)[0] == get_profile("smoke")

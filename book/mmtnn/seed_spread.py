@@ -34,7 +34,7 @@ from hanzilm.papers.mmtnn.experiment import DATASETS, chapter
 
 prof, run = start(profile, seed)
 ch = chapter(prof)
-notes = (f"profile {prof.name}: PKU models of Tables 3 and 5 at seeds 0 and "
+notes = (f"profile {prof.name}: PKU models of Tables 3 and 5 at seeds {ch.segmenter.seed} and "
          f"{ch.spread_seeds}")
 spread = write_results(tables.seed_spread(ch), chapter="mmtnn",
                        name="seed_spread", run=run,

@@ -24,7 +24,7 @@ def start(profile: str, seed: int = 0) -> tuple[Profile, Provenance]:
     import matplotlib
     import torch
 
-    prof = get_profile(profile)
+    prof = get_profile(profile).seeded(seed)   # the chapters' training seeds move by `seed`
     keep_freed_memory()
     random.seed(seed)
     np.random.seed(seed)

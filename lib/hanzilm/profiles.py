@@ -8,7 +8,11 @@ dotted keys reach sub-configs ("lm.train.steps"):
     ch = get_profile("cpu").configure(BackpackChapter())     # overrides applied, ch.store = Store.of("cpu")
 
 Notebooks receive `profile` (and `seed`) as papermill parameters and configure their chapter once, so one code
-path serves the CI smoke run, the laptop run and the GPU run.
+path serves the CI smoke run, the laptop run and the GPU run. The seed is the profile's too: `start(profile, seed)`
+returns `get_profile(profile).seeded(seed)`, and configuring a chapter with it adds the seed to every training seed
+the chapter's config holds (`reseeded`): seed 1 re-trains every model at another initialisation and data order,
+a replicate of the whole chapter (its runs have store keys of their own). What stays: the evaluation samples
+(cloze cases, drawn words and contexts) and the pre-trained character vectors, which are the chapter's inputs.
 """
 
 from __future__ import annotations
@@ -29,17 +33,26 @@ class Profile:
     name: str
     description: str
     expected_wall_time: str
-    seeds: tuple[int, ...] = (0,)
     torch_threads: int | None = None
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seed: int = 0    # added to the chapters' training seeds; 0: the seeds their configs (and overrides) define
+
+    def seeded(self, seed: int) -> Profile:
+        return dataclasses.replace(self, seed=seed)
 
     def configure(self, config: C) -> C:
-        """`config` with this profile's overrides for `type(config).profile_key` applied and, if it has a
-        `store` field, that field set to this profile's model store."""
+        """`config` with this profile's overrides for `type(config).profile_key` applied, its training seeds
+        moved by the profile's seed (`config.reseeded(seed)`) and, if it has a `store` field, that field set to
+        this profile's model store."""
         key = getattr(type(config), "profile_key", None)
         if key is None:
             raise HanzilmError(f"{type(config).__name__} has no `profile_key`; profiles cannot configure it")
         config = _apply(config, self.overrides.get(key, {}), f"profile {self.name!r}, {key}")
+        if self.seed:
+            if not hasattr(config, "reseeded"):
+                raise HanzilmError(f"{type(config).__name__} has no `reseeded`; profile {self.name!r} at seed "
+                                   f"{self.seed} cannot configure it")
+            config = config.reseeded(self.seed)
         if "store" in {f.name for f in dataclasses.fields(config)}:
             from .store import Store
 
@@ -81,7 +94,6 @@ PROFILES: dict[str, Profile] = {
         name="smoke",
         description="CI: every notebook end to end on tiny models and data slices; deterministic",
         expected_wall_time="about 10 minutes on 2 cores",
-        seeds=(0,),
         torch_threads=1,
         overrides={
             # Backpack: a 2/2/32 pair, 40 steps; a handful of cloze cases, words, contexts and characters each;
@@ -113,7 +125,6 @@ PROFILES: dict[str, Profile] = {
         name="cpu",
         description="the default: real results on a 2-core laptop, scaled-down models; what results/ holds",
         expected_wall_time="a few hours on 2 cores",
-        seeds=(0,),
         torch_threads=2,
         overrides={
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
@@ -183,7 +194,6 @@ PROFILES: dict[str, Profile] = {
         expected_wall_time="about 6.2 hours on one H100 machine: 3.75 GPU-hours (Backpack 2.8 with the findings "
                            "on six training snapshots and the alpha-scaling ablation's second Backpack, segmental "
                            "LMs 1.0) and 2.5 CPU-hours (MMTNN); `hanzilm paper run --profile gpu --plan`",
-        seeds=(0,),
         overrides={
             # Backpack: the paper's micro pair (6/6/384 GPT-2, 5-block contextualiser, 16 senses), batches of
             # 180 x 1,024 characters and optimiser; 12,000 steps (2.2 B tokens each, 75 epochs of our corpus)
@@ -203,7 +213,6 @@ PROFILES: dict[str, Profile] = {
         name="paper",
         description="the papers' exact hyperparameters; needs a GPU",
         expected_wall_time="days on one GPU",
-        seeds=(0,),
         overrides={},
     ),
 }

@@ -280,7 +280,7 @@ def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | Non
         book: Path = BOOK, stream: TextIO | None = None) -> list[Outcome]:
     stream = sys.stdout if stream is None else stream
     prof = get_profile(profile)
-    seed = prof.seeds[0] if seed is None else seed
+    seed = prof.seed if seed is None else seed
     sources, names = pick(book, only)
     timings_path = RESULTS / profile / "timings.json"
     last = json.loads(timings_path.read_text()) if timings_path.is_file() else {}
@@ -289,6 +289,10 @@ def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | Non
     with LiveProgress(stream) as live:
         if (warning := uncommitted_warning()) is not None:
             live.say(warning)
+        if seed != prof.seed:
+            live.say(f"note: seed {seed}: every model trains at its seed + {seed} (a replicate, stored beside the "
+                     f"seed-{prof.seed} models); its results and notebooks replace those in {_shown(RESULTS / profile)}"
+                     + (f" and {_shown(book)}" if profile == DEFAULT_PROFILE else ""))
         for i, (source, name) in enumerate(zip(sources, names), 1):
             expected = [last.get(n) for n in names[i - 1:]]
             live.say(f"[{i}/{len(sources)}] {name}  (elapsed {_fmt(time.time() - t0)}, "
@@ -435,7 +439,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES))
     p.add_argument("--only", help="run only the notebooks whose name (e.g. data/corpus_statistics) matches: a "
                    "glob ('mmtnn/*') or a part of the name")
-    p.add_argument("--seed", type=int, help="seed passed to every notebook (default: the profile's first)")
+    p.add_argument("--seed", type=int, help="seed passed to every notebook, added to every training seed of its chapter "
+                                            "(default 0: the profile's own seeds)")
     p.add_argument("--plan", action="store_true", help="run nothing: print per chapter the models the profile "
                    "trains, their parameters, tokens and expected hours on one GPU (with --only: its chapters)")
     p.set_defaults(func=_run_command)

@@ -93,6 +93,11 @@ class BackpackChapter:
     workers: int = 1
     store: Store | None = field(default=None, compare=False)
 
+    def reseeded(self, offset: int) -> BackpackChapter:
+        """The pair trained at seed + offset (initialisation and data order; see `hanzilm.profiles`)."""
+        train = dataclasses.replace(self.lm.train, seed=self.lm.train.seed + offset)
+        return dataclasses.replace(self, lm=dataclasses.replace(self.lm, train=train))
+
 
 def configure(profile: str | Profile) -> BackpackChapter:
     return get_profile(profile).configure(BackpackChapter())

@@ -117,6 +117,12 @@ class MMTNNChapter:
         return dataclasses.replace(self.segmenter, dataset=dataset, model=model, pretrained=pretrained,
                                    bigram=bigram, seed=self.segmenter.seed if seed is None else seed, lr=lr)
 
+    def reseeded(self, offset: int) -> MMTNNChapter:
+        """Every segmenter (the grid's, the spread's further seeds) at seed + offset; the word2vec vectors stay
+        (see `hanzilm.profiles`)."""
+        segmenter = dataclasses.replace(self.segmenter, seed=self.segmenter.seed + offset)
+        return dataclasses.replace(self, segmenter=segmenter, spread_seeds=tuple(s + offset for s in self.spread_seeds))
+
 
 def family(model: str, pretrained: bool) -> str:
     """The key of a learning rate in `MMTNNChapter.lrs`: "nn", "nn+pre", "mmtnn+pre" (a "+pre" key is only set by

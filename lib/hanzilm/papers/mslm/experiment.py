@@ -120,6 +120,11 @@ class MSLMChapter:
     def seeds_for(self, corpus: str, encoder: str) -> tuple[int, ...]:
         return tuple(self.seeds.get(f"{corpus}/{encoder}", self.seeds["*"]))
 
+    def reseeded(self, offset: int) -> MSLMChapter:
+        """Every run at seed + offset (the grids' too); the word2vec initialisation stays (see `hanzilm.profiles`)."""
+        return dataclasses.replace(self, seeds={cell: tuple(s + offset for s in seeds)
+                                                for cell, seeds in self.seeds.items()})
+
     def lr_for(self, corpus: str, encoder: str, selection: str) -> float:
         cell = f"{corpus}/{encoder}"
         if cell in self.lr_grid and f"{cell}/{selection}" not in self.chosen_lr:
