@@ -232,3 +232,17 @@ def test_a_paper_without_results_gets_a_sentence_instead_of_a_figure():
     assert fig is None and dropped == 0
     fig, dropped = C.comparison_figure(glance_table, "mmtnn")
     assert fig is not None and dropped == 0
+
+
+def test_the_spread_tool_names_each_commits_seed():
+    import importlib.util
+
+    from hanzilm.paths import ROOT
+
+    spec = importlib.util.spec_from_file_location("claim_spread", ROOT / "tools" / "claim_spread.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    text = tool.describe(["a1", "b2", "c3"], [{0}, {0}, {1}], "cpu")
+    assert text.startswith("the range over 3 cpu trainings") and "seed 0 at a1, b2; seed 1 at c3" in text
+    assert "rounds differently" in text
+    assert "rounds differently" not in tool.describe(["a1", "c3"], [{0}, {1}], "cpu")

@@ -2,6 +2,9 @@
 
     .venv/bin/python tools/claim_spread.py f0bd433 29f4862 17c4b8d c96fe29 [--profile cpu] [--write]
 
+The commits may hold trainings at other seeds (`hanzilm paper run --seed 1` committed): the registry then names
+each commit's seed.
+
 Takes the claims of `lib/hanzilm/targets/claims.csv` whose fixed noise was measured on the first commit's run
 (their `noise_source` names it), computes each one's quantity on `results/<profile>/` as committed at every
 commit (read from git, the working tree untouched) and prints the values and their range. `--write` puts the
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import math
 import subprocess
 import tarfile
@@ -28,14 +32,30 @@ from hanzilm.results import read_results
 REPO = Path(__file__).resolve().parents[1]
 
 
-def results_at(commit: str, profile: str) -> dict[str, pd.DataFrame]:
-    """Every results table of `profile` as committed at `commit` (read_results on the commit's results/)."""
+def results_at(commit: str, profile: str) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
+    """Every results table of `profile` as committed at `commit` (read_results on the commit's results/), and
+    the seed each table's provenance record names."""
     archive = subprocess.run(["git", "archive", commit, f"results/{profile}"], cwd=REPO, check=True,
                              capture_output=True).stdout
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
-        return read_results(profile, root=Path(tmp) / "results")
+        base = Path(tmp) / "results"
+        seeds = {f"{p.parent.name}/{p.stem}": json.loads(p.read_text())["seed"]
+                 for p in (base / profile).glob("*/*.json")}
+        return read_results(profile, root=base), seeds
+
+
+def describe(commits: list[str], seeds: list[set[int]], profile: str) -> str:
+    """Which trainings a range is over: the commits grouped by the seed their tables were trained at."""
+    by_seed: dict[str, list[str]] = {}
+    for commit, s in zip(commits, seeds):
+        by_seed.setdefault(" and ".join(map(str, sorted(s))), []).append(commit)
+    parts = [f"seed {seed} at {', '.join(cs)}" for seed, cs in by_seed.items()]
+    rounding = (" (one seed's runs differ by code that rounds differently)"
+                if any(len(cs) > 1 for cs in by_seed.values()) else "")
+    return (f"the range over {len(commits)} {profile} trainings of the same configuration, the committed runs "
+            f"of {'; '.join(parts)}{rounding}: this quantity")
 
 
 def main() -> None:
@@ -44,10 +64,7 @@ def main() -> None:
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--write", action="store_true", help="write the ranges into the claims registry")
     a = ap.parse_args()
-    runs = [results_at(c, a.profile) for c in a.commits]
-    names = ", ".join(a.commits[:-1]) + f" and {a.commits[-1]}"
-    source = (f"the range over {len(a.commits)} {a.profile} trainings of the same configuration whose code rounds "
-              f"differently (the committed runs of {names}): this quantity")
+    runs, seeds = zip(*(results_at(c, a.profile) for c in a.commits))
     spreads = {}
     for claim in load_claims():
         if a.commits[0] not in claim.noise_source or "{" in claim.noise:
@@ -58,6 +75,8 @@ def main() -> None:
             continue
         spread = max(values) - min(values)
         shown = " / ".join(f"{v:.4g}" for v in values)
+        tables = {ref.table for ref in claim.refs()}
+        source = describe(a.commits, [{s[t] for t in tables if t in s} for s in seeds], a.profile)
         spreads[claim.id] = (f"{spread:.2g}", f"{source} {shown}")
         print(f"{claim.id:48s} {claim.noise:>8s} -> {spread:.2g}   ({shown})")
     if a.write:
