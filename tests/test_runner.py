@@ -58,6 +58,7 @@ def test_run_continues_past_a_failing_notebook(tmp_path, monkeypatch):
     assert executed.cells[-1].outputs[0]["text"] == "smoke 7\n"
     text = out.getvalue()
     assert "1/2 notebooks ok" in text and "FAILED" in text and "[2/2] good" in text
+    assert "note: seed 7: every model trains at its seed + 7" in text  # a replicate, said before it trains
     assert not (book / "good.ipynb").exists()  # only the cpu run refreshes the book's copies
 
     # the second run has timings from the first, so it can give an ETA
