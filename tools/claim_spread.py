@@ -51,11 +51,10 @@ def describe(commits: list[str], seeds: list[set[int]], profile: str) -> str:
     by_seed: dict[str, list[str]] = {}
     for commit, s in zip(commits, seeds):
         by_seed.setdefault(" and ".join(map(str, sorted(s))), []).append(commit)
-    parts = [f"seed {seed} at {', '.join(cs)}" for seed, cs in by_seed.items()]
-    rounding = (" (one seed's runs differ by code that rounds differently)"
-                if any(len(cs) > 1 for cs in by_seed.values()) else "")
+    parts = [f"seed {seed} at {', '.join(cs)}" + (" (their code rounds differently)" if len(cs) > 1 else "")
+             for seed, cs in by_seed.items()]
     return (f"the range over {len(commits)} {profile} trainings of the same configuration, the committed runs "
-            f"of {'; '.join(parts)}{rounding}: this quantity")
+            f"of {'; '.join(parts)}: this quantity")
 
 
 def main() -> None:
