@@ -79,6 +79,18 @@ def test_one_rate_per_model_reads_both_selections_off_one_run():
         MSLMChapter(f1_split="everything")
 
 
+def test_a_selection_may_have_seeds_of_its_own():
+    ch = MSLMChapter(seeds={"*": (0,), "pku/mslm": (0, 1), "pku/mslm/lightly supervised": (0,)},
+                     lr={"pku/mslm": 2e-3})
+    mslm = [(c.seed, c.selection) for c in cells(ch) if (c.corpus, c.encoder) == ("pku", "mslm")]
+    assert mslm == [(0, "unsupervised"), (0, "lightly supervised"), (1, "unsupervised")]
+    assert ch.seeds_for("pku", "mslm") == (0, 1) and ch.seeds_for("pku", "mslm", "lightly supervised") == (0,)
+    assert ch.seeds_for("pku", "rslm", "unsupervised") == (0,)
+    cpu = configure("cpu")
+    assert cpu.seeds_for("pku", "rslm", "unsupervised") == (0, 1)
+    assert cpu.seeds_for("pku", "rslm", "lightly supervised") == (0,)
+
+
 def _runs() -> pd.DataFrame:
     rows = []
     for sel in ("unsupervised", "lightly supervised"):
@@ -165,6 +177,34 @@ def test_evaluate_run_reads_test_bpc_off_the_heldout_pass_and_caches(tmp_path, m
         raise AssertionError("evaluate_run retrained a stored run")
     monkeypatch.setattr(experiment, "train_slm", no_training)
     assert evaluate_run(ch, exp) == out
+
+
+def test_a_run_is_scored_on_test_only_for_the_selections_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    ch = _smoke(tmp_path, seeds={"*": (0,)}, lr={"pku/rslm": 3e-3}, f1_split="test", eval_sentences=20)
+    exp = slm_experiment(ch, "pku", "rslm")
+    train_slm(ch.store, exp)                     # its dev evaluations during training are not test passes
+    scored = []
+    real = experiment.evaluate_corpus
+    monkeypatch.setattr(experiment, "evaluate_corpus", lambda *a, **k: scored.append(1) or real(*a, **k))
+    light = evaluate_run(ch, exp, ("lightly supervised",))
+    assert set(light) == {"lightly supervised"} and len(scored) == 1
+    both = evaluate_run(ch, exp)                  # the other selection added to the cache, the first kept
+    assert both["lightly supervised"] == light["lightly supervised"] and set(both) == set(experiment.SELECTIONS)
+    assert len(scored) == 1 + (both["unsupervised"]["selected_step"] != light["lightly supervised"]["selected_step"])
+    n = len(scored)
+    assert evaluate_run(ch, exp) == both and len(scored) == n
+
+
+def test_the_chapter_scores_each_run_for_the_selections_table2_reads(monkeypatch):
+    ch = dataclasses.replace(configure("cpu"), chosen_lr={
+        f"{cell}/{sel}": rates[i] for cell, rates in configure("cpu").lr_grid.items()
+        for i, sel in enumerate(experiment.SELECTIONS)})
+    needed = experiment._needed_selections(ch)
+    assert len(needed) == 6 * 2 + 2                                   # the grid and the two further seeds
+    further = [e for e in needed if e.train.seed == 1]
+    assert len(further) == 2 and all(needed[e] == ("unsupervised",) for e in further)
+    assert sorted(map(len, needed.values())) == [1] * 14
 
 
 def test_a_chapter_without_a_store_says_so():

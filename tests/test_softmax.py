@@ -45,3 +45,19 @@ def test_cross_entropy_of_bf16_logits_is_computed_in_fp32():
     assert ours.dtype == torch.float32
     # fp32 arithmetic on the widened bf16 values: bf16 arithmetic would be off in the third digit
     torch.testing.assert_close(ours, F.cross_entropy(half.float(), targets), rtol=1e-6, atol=0)
+
+
+def test_consuming_selected_log_probs_is_the_same_forward_and_refuses_autograd_logits():
+    torch.manual_seed(3)
+    x = torch.randn(64, 300) * 6
+    i = torch.randint(0, 300, (64, 2))
+    expected = selected_log_probs(x, i)
+    assert torch.equal(selected_log_probs(x.clone(), i, consume=True), expected)
+    with torch.no_grad():       # evaluation: logits that required grad may be consumed when nothing records
+        assert torch.equal(selected_log_probs(x.clone().requires_grad_(), i, consume=True), expected)
+    try:
+        selected_log_probs(x.clone().requires_grad_(), i, consume=True)
+    except ValueError as e:
+        assert "autograd" in str(e)
+    else:
+        raise AssertionError("consumed logits that autograd needs")

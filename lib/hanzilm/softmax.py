@@ -30,9 +30,20 @@ class _SelectedLogProbs(torch.autograd.Function):
         return out.scatter_add_(-1, index, grad), None
 
 
-def selected_log_probs(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """log_softmax(logits, -1).gather(-1, index), in the logits' dtype (cast to fp32 first under autocast)."""
-    return _SelectedLogProbs.apply(logits, index)
+def selected_log_probs(logits: torch.Tensor, index: torch.Tensor, consume: bool = False) -> torch.Tensor:
+    """log_softmax(logits, -1).gather(-1, index), in the logits' dtype (cast to fp32 first under autocast).
+
+    consume: the logits are a temporary the caller is done with, and nothing differentiates through them
+    (evaluation): they are overwritten in place, since a fresh tensor of their size costs more to allocate and
+    fault in than the arithmetic; the values are the same, bit for bit."""
+    if not consume:
+        return _SelectedLogProbs.apply(logits, index)
+    if logits.requires_grad and torch.is_grad_enabled():
+        raise ValueError("selected_log_probs(consume=True) would overwrite logits that autograd needs")
+    peak = logits.amax(dim=-1, keepdim=True)
+    picked = logits.gather(-1, index)
+    total = logits.sub_(peak).exp_().sum(dim=-1, keepdim=True)
+    return picked - (total.log() + peak)
 
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -40,7 +40,7 @@ from ...keys import KEY_IF_SET, source_version
 from ...parallel import run_all
 from ...profiles import Profile, get_profile
 from ...results import TARGETS
-from ...store import Store, load_history, load_summary, required
+from ...store import Store, is_complete, load_history, load_summary, required
 from ...train import TrainConfig
 from ...word2vec import word2vec_vectors
 from .data import CharBatches, build_vocab, eval_batches
@@ -93,7 +93,8 @@ class MSLMChapter:
         corpus="pku", model=SLMConfig(max_seg_len=MAX_SEG_LEN["pku"])))
     ptb: SLMExperiment = field(default_factory=lambda: SLMExperiment(
         corpus="ptb", model=SLMConfig(max_seg_len=MAX_SEG_LEN["ptb"])))
-    seeds: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"*": AUTHORS_SEEDS})  # "pku/mslm" or "*"
+    # "pku/mslm/lightly supervised", "pku/mslm" or "*": the most specific key names the seeds of a selection
+    seeds: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"*": AUTHORS_SEEDS})
     lr: dict[str, float] = field(default_factory=dict)  # "pku/mslm" -> one rate for both selections
     # rates tried per cell at its first seed ("pku/mslm": (5e-4, 1e-3, 2e-3)): each selection then takes the rate
     # its own criterion prefers, dev bpc (unsupervised) or dev boundary MCC on the labelled dev sentences
@@ -117,8 +118,13 @@ class MSLMChapter:
             raise ValueError(f"corpus must be one of {CORPORA}, not {corpus!r}")
         return getattr(self, corpus)
 
-    def seeds_for(self, corpus: str, encoder: str) -> tuple[int, ...]:
-        return tuple(self.seeds.get(f"{corpus}/{encoder}", self.seeds["*"]))
+    def seeds_for(self, corpus: str, encoder: str, selection: str | None = None) -> tuple[int, ...]:
+        """The seeds of a cell's `selection`; without one, every seed either selection trains (first seed
+        first: the grid's)."""
+        cell = f"{corpus}/{encoder}"
+        if selection is None:
+            return tuple(dict.fromkeys(s for sel in SELECTIONS for s in self.seeds_for(corpus, encoder, sel)))
+        return tuple(self.seeds.get(f"{cell}/{selection}", self.seeds.get(cell, self.seeds["*"])))
 
     def reseeded(self, offset: int) -> MSLMChapter:
         """Every run at seed + offset (the grids' too); the word2vec initialisation stays (see `hanzilm.profiles`)."""
@@ -330,6 +336,8 @@ def cells(ch: MSLMChapter) -> list[Cell]:
         for encoder in ENCODERS:
             for seed in ch.seeds_for(corpus, encoder):
                 for selection in SELECTIONS:
+                    if seed not in ch.seeds_for(corpus, encoder, selection):
+                        continue
                     exp = slm_experiment(ch, corpus, encoder, seed=seed, lr=ch.lr_for(corpus, encoder, selection))
                     out.append(Cell(corpus, encoder, seed, selection, exp))
     return out
@@ -352,21 +360,26 @@ def scored_splits(ch: MSLMChapter, data: SLMData) -> dict[str, list[list[str]]]:
     return {n: getattr(data, n)[:ch.eval_sentences] for n in names}
 
 
-def evaluate_run(ch: MSLMChapter, exp: SLMExperiment) -> dict[str, dict[str, float]]:
-    """Both selections of one run: segmentation metrics over `ch.f1_split`, bits per character on the test
-    split (total bits / total characters, and the authors' mean of per-sentence bpc), and the step each
-    selection was taken at. Trains the run first if needed; cached beside the run's checkpoints."""
+def evaluate_run(ch: MSLMChapter, exp: SLMExperiment,
+                 selections: Sequence[str] = tuple(SELECTIONS)) -> dict[str, dict[str, float]]:
+    """`selections` of one run (default both): segmentation metrics over `ch.f1_split`, bits per character on
+    the test split (total bits / total characters, and the authors' mean of per-sentence bpc), and the step
+    each selection was taken at. Trains the run first if needed; cached beside the run's checkpoints, each
+    selection scored on first request (a grid run serves one selection; the other's test pass is not made)."""
     path = _eval_path(ch, exp)
-    if path.is_file():
-        return json.loads(path.read_text())
+    out: dict[str, dict[str, float]] = json.loads(path.read_text()) if path.is_file() else {}
+    if all(s in out for s in selections):
+        return out
     run = train_slm(ch.store, exp)
     extra = run.summary.get("extra_best") or {}
     splits = scored_splits(ch, run.data)
     sentences = [s for split in splits.values() for s in split]
     n_test = len(splits["test"])
     test_chars = [sum(map(len, s)) for s in sentences[-n_test:]]
-    out: dict[str, dict[str, float]] = {}
-    for selection, model in run.models.items():
+    for selection in selections:
+        if selection in out:
+            continue
+        model = run.models[selection]
         step = run.summary["best_step"] if SELECTIONS[selection] is None else extra.get("dev_mcc", {}).get("step")
         same = [m for m in out.values() if m["selected_step"] == step]
         if same:  # both selections took the same checkpoint: the same weights, the same numbers
@@ -388,16 +401,37 @@ def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
     return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}.json"
 
 
-def _train_one(job: tuple[MSLMChapter, SLMExperiment]) -> None:
-    evaluate_run(*job)
+def _train_one(job: tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]) -> None:
+    ch, exp, selections = job
+    if selections:
+        evaluate_run(ch, exp, selections)
+    else:
+        train_slm(ch.store, exp)
+
+
+def _needed_selections(ch: MSLMChapter) -> dict[SLMExperiment, tuple[str, ...]]:
+    """Every run the chapter trains -> the selections Table 2 reads off it (none for a grid run no selection
+    chose)."""
+    needed: dict[SLMExperiment, tuple[str, ...]] = {e: () for e in unique_runs(ch)}
+    for c in cells(ch):
+        needed[c.exp] = (*needed[c.exp], c.selection)
+    return needed
+
+
+def _evaluated(ch: MSLMChapter, exp: SLMExperiment, selections: Sequence[str]) -> bool:
+    path = _eval_path(ch, exp)
+    if not selections:
+        return is_complete(run_dir(ch.store, exp))
+    return path.is_file() and all(s in json.loads(path.read_text()) for s in selections)
 
 
 def train_all(ch: MSLMChapter) -> None:
     """Train and evaluate every run the chapter needs that is not stored yet, `ch.workers` at a time (longest
     corpus first, so the workers finish together); a learning-rate grid first, its rates chosen."""
     ch = select_learning_rates(ch)
-    todo = [e for e in _longest_first(unique_runs(ch)) if not _eval_path(ch, e).is_file()]
-    run_all(_train_one, [(ch, e) for e in todo], workers=ch.workers, desc="segmental LM runs")
+    needed = _needed_selections(ch)
+    todo = [(ch, e, needed[e]) for e in _longest_first(list(needed)) if not _evaluated(ch, e, needed[e])]
+    run_all(_train_one, todo, workers=ch.workers, desc="segmental LM runs")
 
 
 def _longest_first(runs: list[SLMExperiment]) -> list[SLMExperiment]:
@@ -418,7 +452,8 @@ def lr_grid(ch: MSLMChapter) -> pd.DataFrame:
     """One row per grid run: the cell, the rate, its best dev bpc and dev boundary MCC with their steps, and
     which selection chose it ("unsupervised", "lightly supervised", both or neither). Trains what is missing."""
     runs = grid_runs(ch)
-    run_all(_train_one, [(ch, e) for e in _longest_first(runs) if not _eval_path(ch, e).is_file()],
+    # trained only: which selection each run serves is known once the grid is, and train_all scores those
+    run_all(_train_one, [(ch, e, ()) for e in _longest_first(runs) if not _evaluated(ch, e, ())],
             workers=ch.workers, desc="learning-rate grid")
     rows = []
     for exp in runs:

@@ -201,7 +201,8 @@ class SegmentalLM(nn.Module):
         # per decoder step j: [the next character x_{t+j}, the end-of-segment symbol]; step K has no next char
         nxt = torch.cat([windows, windows.new_full((windows.shape[0], 1), PAD_ID)], dim=1)
         index = torch.stack([nxt, torch.full_like(nxt, EOSEG_ID)], dim=-1)                # (N, K + 1, 2)
-        lp = selected_log_probs(logits.float(), index)  # fp32 from here on under bf16 autocast too
+        # fp32 from here on under bf16 autocast too; in evaluation the logits are not needed after this
+        lp = selected_log_probs(logits.float(), index, consume=not torch.is_grad_enabled())
         char_lp, eos_lp = lp[:, :K, 0], lp[:, :, 1]              # p(y_j | y_<j, h), p(</seg> | y_<j, h)
         seg_lp = char_lp.cumsum(dim=1) + eos_lp[:, 1:]           # Sec. 2: the segment of length l = 1..K
         full = seg_lp.new_zeros(B, T, K)
