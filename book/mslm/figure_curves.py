@@ -21,7 +21,7 @@
 # the curves peak at different steps, the two selections differ; the paper notes that a slightly
 # under-trained model often segments better.
 #
-# The x axis is training characters (log): our `cpu` runs see 0.8 M (PKU) and 2 M (PTB) characters, the
+# The x axis is training characters (log): our `cpu` runs see 0.8 M (PKU) and 1.5 M (PTB) characters, the
 # paper's 67 M. Downey et al. publish the dev statistics of each of their runs every 128 steps of 8,192
 # characters (`targets/mslm_training_logs.csv`, from their repository); the dashed lines are their runs at the
 # logged learning rate nearest ours, every seed they ran (ours are higher: at 1-3 % of their training our dev

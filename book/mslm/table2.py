@@ -30,10 +30,15 @@
 #   {glue:text}`ptb_steps` steps of 512 characters (over a third of an epoch). The sweep is the paper's protocol with fewer
 #   rates: each cell's first seed trains at every rate of its grid ({glue:text}`grid_rates`); the unsupervised
 #   rows take the rate and checkpoint of best dev bpc, the lightly supervised rows those of best dev MCC, and a
-#   cell's other seeds train at the rate each selection chose. Two seeds for the PKU RSLM and MSLM in the
-#   unsupervised rows, one elsewhere: the book's three-hour budget holds no more (the lightly supervised rows'
-#   second seeds would cost 12 minutes). The `paper` profile runs the authors' selected rate per cell and selection on their seeds 2, 3,
+#   cell's other seeds train at the rate each selection chose. Two seeds for the PKU MSLM's unsupervised row, one
+#   elsewhere: the book's three-hour budget holds no more (a second RSLM seed would cost 6 minutes, second
+#   seeds of the lightly supervised rows 12). The `paper` profile runs the authors' selected rate per cell and selection on their seeds 2, 3,
 #   5, 8, 13.
+# - **Precision.** On a CPU that multiplies bfloat16 natively (AVX512_BF16 or AMX; the committed run had one)
+#   the `cpu` profile trains under bfloat16 autocast with the output layer's matmuls in bfloat16 and the
+#   lattice in fp32, which nearly doubles the PKU runs' speed; every evaluation, dev and test, is fp32. On
+#   other CPUs everything is fp32 and the runs are other models (their own store keys); each result's JSON
+#   record says which (`machine.cpu_bf16`).
 # - **Why PKU needs $d=256$ and large batches.** In calibration a PKU MSLM at $d=128$, or in 512-character
 #   batches at lr $3\cdot10^{-3}$, learns the language model faster per character but its segmentation stalls
 #   at dev boundary MCC below 60 % whatever the training length (it keeps 的 and punctuation attached to the
@@ -166,7 +171,7 @@ agreement
 # ## Reading the result
 #
 # **PTB: segmentation close to the paper's, language modelling not.** Median word F1 is within
-# {glue:text}`ptb_f1_gap_max:.1f` points of the paper's for every model and selection, on one seed and 3 % of the
+# {glue:text}`ptb_f1_gap_max:.1f` points of the paper's for every model and selection, on one seed and about 2 % of the
 # paper's training characters. Test bpc differs from the paper's by {glue:text}`ptb_bpc_excess_min_pct:.0f` % to
 # {glue:text}`ptb_bpc_excess_max_pct:.0f` % (negative: below it), and the RSLM's lead in bpc over the better
 # transformer is {glue:text}`ptb_rslm_bpc_lead_unsup:.3f` in the unsupervised selection against the paper's
