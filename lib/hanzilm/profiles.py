@@ -175,9 +175,10 @@ PROFILES: dict[str, Profile] = {
                 # training matmuls in bf16 (the lattice in fp32; PKU MSLM 1.8x fp32, loss within 0.1 % of fp32's)
                 **_each(("pku", "ptb"), {"pack_within_pools": True}),
                 **_native_bf16(_each(("pku", "ptb"), {"train.precision": "bf16", "model.bf16_output": True})),
-                # 2 seeds for the PKU MSLM at the unsupervised selection, 1 elsewhere; word F1 on the test split. The paper's protocol,
-                # scaled: each cell's first seed at two learning rates, the unsupervised rows at the rate of the
-                # lower dev bpc, the lightly supervised rows at the rate of the higher dev boundary MCC. The grids
+                # 2 seeds for the PKU MSLM at the unsupervised selection, 1 elsewhere; word F1 on the test split.
+                # The paper's protocol, scaled: each cell's first seed at two learning rates, the unsupervised rows
+                # at the rate of the lower dev bpc, the lightly supervised rows at the rate of the higher dev
+                # boundary MCC. The grids
                 # sit above the authors' rates because our runs are 1 % of theirs: the grids of 2026-12-01 (PKU
                 # 1e-3/2e-3, PTB 1.5e-3/3e-3) chose their top rate in every cell, and a probe of the MSLMs at twice
                 # it (fp32, seed 0) was ahead at every evaluation (PKU 4e-3: dev bpc 7.29 and MCC 75.7 against
