@@ -366,8 +366,7 @@ def evaluate_run(ch: MSLMChapter, exp: SLMExperiment,
     the test split (total bits / total characters, and the authors' mean of per-sentence bpc), and the step
     each selection was taken at. Trains the run first if needed; cached beside the run's checkpoints, each
     selection scored on first request (a grid run serves one selection; the other's test pass is not made)."""
-    path = _eval_path(ch, exp)
-    out: dict[str, dict[str, float]] = json.loads(path.read_text()) if path.is_file() else {}
+    out = _stored_eval(ch, exp)
     if all(s in out for s in selections):
         return out
     run = train_slm(ch.store, exp)
@@ -390,7 +389,7 @@ def evaluate_run(ch: MSLMChapter, exp: SLMExperiment,
         out[selection] = {**{k: v for k, v in ev.metrics.items() if not k.startswith("bpc")},
                           "bpc": sum(b * n for b, n in zip(test_bpc, test_chars)) / sum(test_chars),
                           "bpc_sentence_mean": float(np.mean(test_bpc)), "selected_step": step}
-    atomic_write_text(path, json.dumps(out, indent=1))
+    atomic_write_text(_eval_path(ch, exp), json.dumps(out, indent=1))
     return out
 
 
@@ -418,11 +417,16 @@ def _needed_selections(ch: MSLMChapter) -> dict[SLMExperiment, tuple[str, ...]]:
     return needed
 
 
-def _evaluated(ch: MSLMChapter, exp: SLMExperiment, selections: Sequence[str]) -> bool:
+def _stored_eval(ch: MSLMChapter, exp: SLMExperiment) -> dict[str, dict[str, float]]:
+    """The selections of `exp` scored so far (selection -> metrics)."""
     path = _eval_path(ch, exp)
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _evaluated(ch: MSLMChapter, exp: SLMExperiment, selections: Sequence[str]) -> bool:
     if not selections:
         return is_complete(run_dir(ch.store, exp))
-    return path.is_file() and all(s in json.loads(path.read_text()) for s in selections)
+    return all(s in _stored_eval(ch, exp) for s in selections)
 
 
 def train_all(ch: MSLMChapter) -> None:
