@@ -78,8 +78,8 @@ def train_speed(corpus: str, encoder: str, steps: int, dim: int = 256, batch_cha
 STEP_PARTS = (
     ("matmuls: output layer over the vocabulary, encoder, decoder input", ("aten::mm", "aten::addmm", "aten::bmm")),
     ("LSTMs (oneDNN): the segment decoder, the RSLM's encoder", ("aten::mkldnn_rnn",)),
-    ("elementwise over the logits: log-softmax forward and backward", ("aten::sub", "aten::exp", "aten::amax",
-                                                                       "aten::sum", "aten::logsumexp")),
+    ("elementwise over the logits: log-softmax, fp32 <-> bf16", ("aten::sub", "aten::exp", "aten::amax",
+                                                                       "aten::sum", "aten::logsumexp", "aten::copy_")),
     ("dropout masks", ("aten::bernoulli",)),
     ("optimizer (Adam)", ("Optimizer.", "aten::_foreach", "aten::lerp", "aten::addcdiv", "aten::addcmul",
                           "aten::sqrt")),
@@ -102,8 +102,12 @@ def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
     opt = torch.optim.Adam(model.parameters(), 1e-3)
     sample = [batches(i) for i in spread_over_epoch(batches, steps + 1)]
 
+    bf16 = exp.train.precision == "bf16"     # the profile's precision on this CPU (bf16 where it is native)
+
     def step(b):
-        model.loss(b).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model.loss(b)
+        loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
 
@@ -125,7 +129,7 @@ def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
     dim, steps_per_char = exp.model.dim, exp.model.max_seg_len + 1 + (encoder == "rslm")
     flops[STEP_PARTS[1][0]] = 3 * chars * steps_per_char * 16 * dim * dim
     print(f"\nwhere a training step goes: the cpu profile's {corpus} {encoder} (dim {dim}, "
-          f"{exp.batch_chars:,}-character batches, packed within pools, fp32), {steps} steps: "
+          f"{exp.batch_chars:,}-character batches, packed within pools, {'bf16' if bf16 else 'fp32'}), {steps} steps: "
           f"{chars / (total / 1e6):.0f} chars/s under the profiler")
     for part in [name for name, _ in STEP_PARTS] + ["the rest"]:
         rate = flops[part] / seconds[part] / 1e9

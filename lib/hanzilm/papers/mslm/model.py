@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ...softmax import selected_log_probs
+from ...softmax import linear_selected_log_probs
 from .lattice import log_marginal, viterbi
 
 # special symbols, first in the character vocabulary, in this order
@@ -193,16 +193,11 @@ class SegmentalLM(nn.Module):
         h0 = torch.tanh(self.g_h(h))                                  #         h^i_0 = g_h(h_{i-1})
         inputs = torch.cat([start[:, None], self.drop(self.embedding(windows))], dim=1)   # (N, K + 1, D)
         out, _ = self.decoder(inputs, (h0[None], torch.zeros_like(h0)[None]))
-        if self.cfg.bf16_output and self.training:
-            w, b = self.output.weight, self.output.bias
-            logits = F.linear(self.drop(out).bfloat16(), w.bfloat16(), b.bfloat16()).float()
-        else:
-            logits = self.output(self.drop(out))                                          # (N, K + 1, V)
         # per decoder step j: [the next character x_{t+j}, the end-of-segment symbol]; step K has no next char
         nxt = torch.cat([windows, windows.new_full((windows.shape[0], 1), PAD_ID)], dim=1)
         index = torch.stack([nxt, torch.full_like(nxt, EOSEG_ID)], dim=-1)                # (N, K + 1, 2)
-        # fp32 from here on under bf16 autocast too; in evaluation the logits are not needed after this
-        lp = selected_log_probs(logits.float(), index, consume=not torch.is_grad_enabled())
+        bf16 = torch.bfloat16 if self.cfg.bf16_output and self.training else None
+        lp = linear_selected_log_probs(self.drop(out), self.output.weight, self.output.bias, index, dtype=bf16)
         char_lp, eos_lp = lp[:, :K, 0], lp[:, :, 1]              # p(y_j | y_<j, h), p(</seg> | y_<j, h)
         seg_lp = char_lp.cumsum(dim=1) + eos_lp[:, 1:]           # Sec. 2: the segment of length l = 1..K
         full = seg_lp.new_zeros(B, T, K)
