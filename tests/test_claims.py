@@ -34,6 +34,19 @@ def test_every_claim_resolves_on_the_committed_cpu_results():
     assert unresolved.empty, unresolved[["id", "why"]].to_string()
 
 
+def test_a_chapter_never_run_at_the_profile_is_an_error_not_a_page_of_untested_claims(tmp_path, monkeypatch):
+    import shutil
+
+    from hanzilm import results
+
+    shutil.copytree(results.RESULTS / "cpu", tmp_path / "cpu")
+    monkeypatch.setattr(results, "RESULTS", tmp_path)
+    assert len(C.evaluate("cpu")) == len(C.load_claims())
+    shutil.rmtree(tmp_path / "cpu" / "mslm")
+    with pytest.raises(HanzilmError, match=r"results/cpu/ has no mslm/table2.csv.*--profile cpu --only 'mslm/'"):
+        C.evaluate("cpu")
+
+
 def test_a_changed_result_changes_the_verdict():
     tables = {k: v.copy() for k, v in read_results("cpu").items()}
     t3 = tables["mmtnn/table3"]

@@ -175,10 +175,13 @@ def load_claims(path: Path = CLAIMS) -> list[Claim]:
 
 
 def evaluate(profile: str, claims: list[Claim] | None = None,
-             tables: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
-    """One row per claim: its verdict on `results/<profile>/`, ours and the paper's value, and why."""
+             tables: dict[str, pd.DataFrame] | None = None, require_all: bool = True) -> pd.DataFrame:
+    """One row per claim: its verdict on `results/<profile>/` (or on `tables`), ours and the paper's value, and
+    why. require_all: a table the claims read that is absent altogether is an error (see _require_tables)."""
     claims = load_claims() if claims is None else claims
     tables = read_results(profile) if tables is None else tables
+    if require_all:
+        _require_tables(claims, tables, profile)
     rows, evidence_of = [], {}
     for c in claims:
         r = _judge(c, tables, profile)
@@ -191,6 +194,21 @@ def evaluate(profile: str, claims: list[Claim] | None = None,
         rows.append({"id": c.id, "paper": c.paper, "table": c.table, "claim": c.claim, **r, "note": c.note})
     return pd.DataFrame(rows, columns=["id", "paper", "table", "claim", "verdict", "ours", "paper_value", "tol",
                                        "spread", "evidence", "why", "note"])
+
+
+def _require_tables(claims: list[Claim], tables: dict[str, pd.DataFrame], profile: str) -> None:
+    """A table the registry reads that is absent altogether means a chapter has not been run at this profile (the
+    results of `smoke` are not committed): its claims would read as "not tested" and its numbers drop out of the
+    glance table without a word, so say so instead. A row a table lacks is a verdict, not this error."""
+    refs = [r for c in claims if not c.untested
+            for r in c.refs() + c.noise_refs() + (c.requirement_refs() if c.requires else [])]
+    absent = sorted({r.table for r in refs} - set(tables))
+    if absent:
+        chapters = sorted({t.split("/")[0] for t in absent})
+        raise HanzilmError(
+            f"results/{profile}/ has no {', '.join(f'{t}.csv' for t in absent)}, which the claims registry reads: "
+            f"run {'that chapter' if len(chapters) == 1 else 'those chapters'} at this profile first ("
+            + "; ".join(f"hanzilm paper run --profile {profile} --only '{ch}/'" for ch in chapters) + ")")
 
 
 def counts(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -461,9 +479,10 @@ def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -
 
 def show_table(profile: str, paper: str, table: str) -> None:
     """On a chapter page: the registry's claims about one of the paper's tables, evaluated on the profile's
-    results (all claims are evaluated, so copied evidence is judged as on the glance page)."""
+    results (all claims are evaluated, so copied evidence is judged as on the glance page; the chapters after this
+    one may not have run yet)."""
     from IPython.display import HTML, display
 
-    verdicts = evaluate(profile)
+    verdicts = evaluate(profile, require_all=False)
     mine = verdicts[(verdicts.paper == paper) & verdicts.table.str.contains(rf"\b{re.escape(table)}\b")]
     display(HTML(scorecard_html(mine, paper)))
