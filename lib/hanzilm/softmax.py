@@ -38,9 +38,10 @@ def selected_log_probs(logits: torch.Tensor, index: torch.Tensor) -> torch.Tenso
 class _LinearSelectedLogProbs(torch.autograd.Function):
     """log softmax(x @ weight.T + bias)[..., index], the logits computed and normalised a block of rows at a time
     and never stored whole in fp32: training keeps e = exp(logits - max) in the matmul dtype for the backward
-    (written once, as the block's logits are done), evaluation nothing. On a 2-core CPU the (rows x vocabulary) fp32 logits of a
-    segmental-LM step, written, shifted, exponentiated and summed in separate passes and page-faulted in afresh,
-    cost more than the output layer's matmuls (benchmarks/segmental_lm.py --profile)."""
+    (written once, as each block is done), evaluation nothing. Built whole, the fp32 logits of a segmental-LM step
+    (12 k rows x 4.6 k characters) were written, shifted, exponentiated and summed in separate passes and
+    page-faulted in afresh, which on a 2-core CPU cost more than the output layer's bf16 matmuls themselves
+    (benchmarks/segmental_lm.py --profile pku/mslm)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, index, dtype, rows, keep):
