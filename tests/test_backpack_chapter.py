@@ -49,6 +49,19 @@ def test_store_keys_of_the_pair_follow_the_code_that_trains_them():
     assert config_key(pair["gpt"], data, gpt) != config_key(pair["gpt"], data, "lm/1")
 
 
+def test_each_model_of_the_pair_trains_in_its_own_precision():
+    """`bf16_models` moves into the named model's own `train` (so into its store key alone); the other keeps the
+    pair's precision and both keep the same seed, steps and batches."""
+    lm = LMConfig(bf16_models=("gpt",))
+    pair = lm.pair()
+    assert pair["gpt"].train.precision == "bf16" and pair["backpack"].train.precision == "fp32"
+    assert pair["gpt"].train.seed == pair["backpack"].train.seed and pair["backpack"] == LMConfig().pair()["backpack"]
+    assert all(c.bf16_models == () for c in pair.values())
+    assert config_key(pair["gpt"], {}, "v") != config_key(LMConfig().pair()["gpt"], {}, "v")
+    with pytest.raises(ValueError, match="'gtp'"):
+        LMConfig(bf16_models=("gtp",))
+
+
 def test_the_vocabulary_cut_off_comes_from_the_chapter(monkeypatch):
     seen = []
     monkeypatch.setattr(experiment, "encoded_corpus", lambda split, min_freq: seen.append((split, min_freq)))

@@ -128,15 +128,19 @@ PROFILES: dict[str, Profile] = {
         torch_threads=2,
         overrides={
             # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
-            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each, in fp32 on every CPU: under bf16
-            # autocast the Backpack's test perplexity rose from 61.9 to 66.2 (64.6 with its sense mix in fp32)
-            # while GPT-2's stayed at 59.2 (AVX512_BF16 EPYC, 2026-12-02), which would tilt Table 1 against the
-            # Backpack; the trends page's six snapshots shared by two one-thread processes
+            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each. Each in the precision that leaves
+            # its perplexity as fp32's (AVX512_BF16 EPYC, 2026-12-02/04): GPT-2 under bf16 autocast where the CPU
+            # has it (test perplexity 59.2 in both; 1.35-1.40x fp32's speed), the Backpack in fp32. In bf16 the
+            # Backpack's perplexity rose from 61.9 to 66.2, 64.6 with its sense mix in fp32 and 62.4-63.8 with its
+            # logits in fp32 too (three runs that differ in which of the sense network and alpha's queries and
+            # keys also stay fp32), for 1.13x fp32's speed; the trends page's six snapshots shared by two
+            # one-thread processes
             "backpack": {"workers": 2,
                          "lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
                          "lm.train.min_lr": 1.5e-4, "lm.train.warmup_steps": 50, "lm.train.eval_every": 200,
-                         "lm.train.checkpoint_every": 100, "lm.train.log_every": 25},
+                         "lm.train.checkpoint_every": 100, "lm.train.log_every": 25,
+                         **_native_bf16({"lm.bf16_models": ("gpt",)})},
             # MMTNN: full stand-in training data, each model until 3 epochs bring no better dev F1 (30 at most),
             # at the AdaGrad learning rate its PKU dev F1 chooses from a grid per model (at the paper's 0.2
             # MMTNN's dev F1 stalls near 74 %). A three-rate grid run of 2026-12-01 (NN 0.05/0.1/0.2, MMTNN

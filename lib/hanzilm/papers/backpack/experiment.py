@@ -64,14 +64,21 @@ class LMConfig:
     eval_batch_size: int = 16
     train: TrainConfig = field(default_factory=lambda: PAPER_TRAIN)
     scaled_alpha: bool = field(default=False, metadata=KEY_IF_SET)  # the Backpack's alpha logits / sqrt(d/k)
+    # models trained under bf16 autocast whatever `train.precision` says (the cpu profile's GPT-2 where the CPU
+    # multiplies bf16 natively: see hanzilm.profiles); `pair` moves the choice into each model's own `train`
+    bf16_models: tuple[str, ...] = field(default=(), metadata=KEY_IF_SET)
 
     def __post_init__(self):
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, not {self.model!r}")
+        for m in (self.model, *self.bf16_models):
+            if m not in MODELS:
+                raise ValueError(f"model must be one of {MODELS}, not {m!r}")
 
     def pair(self) -> dict[str, LMConfig]:
-        """Both models with everything else equal (same seed, same data order)."""
-        return {m: dataclasses.replace(self, model=m) for m in MODELS}
+        """Both models with everything else equal (same seed, same data order), each in its own precision."""
+        def member(m: str) -> LMConfig:
+            train = dataclasses.replace(self.train, precision="bf16") if m in self.bf16_models else self.train
+            return dataclasses.replace(self, model=m, train=train, bf16_models=())
+        return {m: member(m) for m in MODELS}
 
 
 @dataclass(frozen=True)

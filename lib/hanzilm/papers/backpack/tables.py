@@ -72,7 +72,7 @@ def architecture(ch: BackpackChapter, corpus: EncodedCorpus) -> pd.DataFrame:
                          "parameters": [sum(p.numel() for p in build(c, len(corpus.vocab)).parameters())
                                         for c in pair.values()]}).assign(
         d=cfg.n_embd, heads=cfg.n_head, senses=[0, cfg.n_senses], block=cfg.block_size, batch=cfg.batch_size,
-        steps=cfg.train.steps, vocabulary=len(corpus.vocab))
+        steps=cfg.train.steps, precision=[c.train.precision for c in pair.values()], vocabulary=len(corpus.vocab))
 
 
 def training(ch: BackpackChapter, corpus: EncodedCorpus) -> pd.DataFrame:
