@@ -40,6 +40,11 @@
 #   characters of the training stream drawn from the seed and the step), the same initialisation seed and the
 #   same optimiser settings: AdamW (0.9, 0.95), weight decay 0.1, warmup then linear decay, clipping at 1.0,
 #   the best dev checkpoint kept.
+# - **Precision.** On a CPU that multiplies bfloat16 natively the `cpu` profile trains GPT-2 under bf16
+#   autocast and the Backpack in fp32, each in the precision that leaves its test perplexity where fp32 puts
+#   it: bf16 raised the Backpack's by a few percent (even with its sense mix and logits kept in fp32) and left
+#   GPT-2's unchanged (see `hanzilm.profiles`). The architecture table's `precision` column says which each
+#   model had; a CPU without native bf16 trains both in fp32.
 
 # %% tags=["parameters"]
 profile = "cpu"
