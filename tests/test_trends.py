@@ -71,8 +71,11 @@ def test_the_last_snapshot_of_the_cpu_run_gives_the_chapter_values():
     along = pd.read_csv(results.RESULTS / "cpu" / "backpack" / "trends.csv")
     last = along[along.step == along.step.max()].set_index("claim")
     registry = claims.evaluate("cpu").set_index("id")
+    # CSV: 10 digits. The snapshot is evaluated in a one-thread worker, the chapter in two threads: fp32 sums in
+    # another order move a difference of near-equal biases (t5.警察.removal_lowers_bias, -5.6e-4) by 1e-10
     for c in last.index.drop(backpack_trends.AGREEMENT):
-        assert last.loc[c, "ours"] == pytest.approx(registry.loc[f"backpack.{c}", "ours"], rel=1e-7, nan_ok=True), c  # CSV: 10 digits
+        assert last.loc[c, "ours"] == pytest.approx(registry.loc[f"backpack.{c}", "ours"], rel=1e-7, abs=1e-9,
+                                                    nan_ok=True), c
     assert sorted(along.step.unique()) == [47, 94, 188, 375, 750, 1500]
 
 
