@@ -169,7 +169,7 @@ class Backpack(nn.Module):
 
 
 def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float = 0.0,
-                     scale: float = 1.0, chunk: int = 128) -> torch.Tensor:
+                     scale: float = 1.0, chunk: int = 64) -> torch.Tensor:
     """sum_l softmax_causal(scale q_l k_l^T) @ values_l: Eq. 3 with Eq. 6's alpha, (B, k, T, *) -> (B, T, d).
 
     The queries and keys are d/k wide, the values (senses) d wide, which sends `scaled_dot_product_attention`
@@ -178,6 +178,10 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     backward: on an AVX2 EPYC, one thread, 464 ms against 706 for the fused kernel with q and k zero-padded to
     the values' width (chunks of 64: 468, of 32: 766; plain matmuls with the sense sum inside one bmm, 64-position
     blocks: 571); on an AVX512_BF16 EPYC, two threads, 204 against 273 ms (fp32) and 228 against 258 (bf16).
+    There, chunks of 64 skip a sixth more of the work than chunks of 128 and it shows in a whole training step
+    (`benchmarks/lm_throughput.py --corpus`, cpu config, fp32, 2026-12-04): the Backpack/GPT step-time ratio
+    1.28, 1.24, 1.29, 1.32 in four processes against 1.31-1.38 in five with 128 (chunks of 32: 1.43); the paper's
+    micro config 1.23-1.26 either way.
 
     Always in fp32, under bf16 autocast too: the chunks take SDPA's masked path, whose softmax over Eq. 6's
     unscaled logits then ran in bfloat16, and the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2
