@@ -151,21 +151,24 @@ class Backpack(nn.Module):
         Always in fp32, under bf16 autocast too: o is a weighted sum of 16 layer-normed senses with no layer
         norm after it, so its logits span a wider range than a GPT's, and bf16's 8-bit mantissa blurs them. With
         the mix already in fp32, bf16 logits left the cpu Backpack at test perplexity 64.6 and fp32 ones at 63.1
-        (fp32 throughout: 61.9; AVX512_BF16 EPYC, 2026-12-03). GPT-2's final layer norm keeps its logits in
+        (fp32 throughout: 61.9; AVX512_BF16 EPYC, 2026-12-04). GPT-2's final layer norm keeps its logits in
         range: its bf16 perplexity equals its fp32 one."""
         o = self.represent(ids, sense_scale, alpha)
-        wide = torch.promote_types(o.dtype, torch.float32)
         with torch.autocast(o.device.type, enabled=False):
-            return o.to(wide) @ self.wte.weight.to(wide).T
+            return o.to(_wide(o)) @ self.wte.weight.to(_wide(o)).T
 
     def loss(self, batch: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy: `forward`'s fp32 logits, normalised a block of rows at a time."""
         o = self.represent(batch[:, :-1])
-        wide = torch.promote_types(o.dtype, torch.float32)
-        return -linear_selected_log_probs(o, self.wte.weight, None, batch[:, 1:, None], dtype=wide).mean()
+        return -linear_selected_log_probs(o, self.wte.weight, None, batch[:, 1:, None], dtype=_wide(o)).mean()
 
     def batch_size_units(self, batch: torch.Tensor) -> int:
         return batch[:, 1:].numel()
+
+
+def _wide(t: torch.Tensor) -> torch.dtype:
+    """The dtype of the parts kept out of bf16: fp32, or the float64 of the gradient checks."""
+    return torch.promote_types(t.dtype, torch.float32)
 
 
 def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float = 0.0,
@@ -186,7 +189,7 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     Always in fp32, under bf16 autocast too: the chunks take SDPA's masked path, whose softmax over Eq. 6's
     unscaled logits then ran in bfloat16, and the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2
     (2026-12-02, same code and data otherwise); fp32 chunks were also the faster ones above."""
-    wide = torch.promote_types(q.dtype, torch.float32)  # fp32, or the float64 of the gradient checks
+    wide = _wide(q)
     with torch.autocast(q.device.type, enabled=False):
         return _causal_sense_mix(q.to(wide), key.to(wide), values.to(wide), dropout, scale, chunk)
 
