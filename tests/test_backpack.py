@@ -126,6 +126,28 @@ def test_the_chunked_mix_is_the_causal_sense_sum_with_its_gradients():
                                                                       torch.autograd.grad(direct, (q, k, v), g)))
 
 
+def test_the_mix_drops_alpha_after_its_softmax_with_its_gradients():
+    """Dropout on alpha (Appendix A.2): with one sense and one-hot senses the mix returns alpha itself, so each
+    weight is either dropped or alpha / (1 - p), about p of them dropped, and the gradients are those of the
+    explicit sum with the same dropped weights."""
+    torch.manual_seed(3)
+    T, p = 150, 0.25
+    q, k = (torch.randn(4, 1, T, 3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    v = torch.eye(T, dtype=torch.float64)[None, None].repeat(4, 1, 1, 1).requires_grad_()
+    mixed = causal_sense_mix(q, k, v, dropout=p, chunk=64)                   # (4, T, T): row i is alpha_i.
+    att = (q @ k.transpose(-1, -2)).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    alpha = att.softmax(-1)[:, 0]
+    kept = mixed.detach() != 0
+    causal = torch.ones(T, T, dtype=torch.bool).tril().expand(4, T, T)
+    assert not kept[~causal].any()
+    assert torch.allclose(mixed.detach()[kept], alpha.detach()[kept] / (1 - p), atol=1e-12)
+    assert abs(1 - kept[causal].double().mean().item() - p) < 0.01
+    direct = (att.softmax(-1) * kept[:, None] / (1 - p) @ v).sum(1)
+    g = torch.randn_like(direct)
+    assert all(torch.allclose(a, b, atol=1e-10) for a, b in zip(torch.autograd.grad(mixed, (q, k, v), g),
+                                                                  torch.autograd.grad(direct, (q, k, v), g)))
+
+
 def test_the_mix_runs_in_fp32_under_bf16_autocast():
     """bf16 inputs (as autocast makes them) and large unscaled logits: the softmax and the sum over senses are
     those of fp32 on the same inputs. In bf16 the cpu Backpack's perplexity rose from 61.9 to 66.2."""

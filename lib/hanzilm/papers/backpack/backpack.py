@@ -16,9 +16,8 @@ Sense network, per token (no context), with e = E x:
     C  = LN_2(h1 (broadcast to k senses) + FF_2(h1))    FF_2: d -> 4d -> k*d, LN_2 over the k*d values
 
 Speed: the sense vectors depend only on the token, so a batch computes them once per distinct token and
-gathers; the weighted sum of Eq. 3 is causal attention with k heads whose values are the senses, so it
-runs through `F.scaled_dot_product_attention` in causal query chunks (scale 1: Eq. 6 has no 1/sqrt(d/k);
-`scaled_alpha` adds it).
+gathers; the weighted sum of Eq. 3 is causal attention with k heads whose values are the senses, computed
+in causal query chunks by `causal_sense_mix` (scale 1: Eq. 6 has no 1/sqrt(d/k); `scaled_alpha` adds it).
 """
 
 from __future__ import annotations
@@ -176,37 +175,86 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     """sum_l softmax_causal(scale q_l k_l^T) @ values_l: Eq. 3 with Eq. 6's alpha, (B, k, T, *) -> (B, T, d).
 
     The queries and keys are d/k wide, the values (senses) d wide, which sends `scaled_dot_product_attention`
-    down its materialising path on the CPU (no causal skipping); cutting the queries into chunks of `chunk`
-    positions lets each chunk skip the keys after its end. Measured at B=16, k=16, T=256, d=128, forward and
-    backward: on an AVX2 EPYC, one thread, 464 ms against 706 for the fused kernel with q and k zero-padded to
-    the values' width (chunks of 64: 468, of 32: 766; plain matmuls with the sense sum inside one bmm, 64-position
-    blocks: 571); on an AVX512_BF16 EPYC, two threads, 204 against 273 ms (fp32) and 228 against 258 (bf16).
-    There, chunks of 64 skip a sixth more of the work than chunks of 128 and it shows in a whole training step
-    (`benchmarks/lm_throughput.py --corpus`, cpu config, fp32, 2026-12-04): the Backpack/GPT step-time ratio
-    1.28, 1.24, 1.29, 1.32 in four processes against 1.31-1.38 in five with 128 (chunks of 32: 1.43); the paper's
-    micro config 1.23-1.26 either way.
-
-    Always in fp32, under bf16 autocast too: the chunks take SDPA's masked path, whose softmax over Eq. 6's
-    unscaled logits then ran in bfloat16, and the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2
-    (2026-12-02, same code and data otherwise); fp32 chunks were also the faster ones above."""
+    down its materialising path on the CPU (no causal skipping). Queries in chunks of `chunk` positions let
+    each chunk skip the keys after its end: at B=16, k=16, T=256, d=128 (AVX512_BF16 EPYC, two threads, forward
+    and backward, fp32) chunks of 128 through SDPA took 204 ms against 273 for the fused kernel with q and k
+    zero-padded to the values' width, and in a whole training step chunks of 64 beat 128 and 32.
+    `_CausalSenseMix` computes the same chunks by hand: 112-125 ms against SDPA's 141-146 (chunks of 64,
+    2026-12-04, same process; 32 to 96 within 8 % of each other, 128 a quarter slower). Always in fp32, under bf16 autocast too: with the chunks' softmax over Eq. 6's unscaled logits in
+    bfloat16, the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2 (2026-12-02)."""
     wide = _wide(q)
     with torch.autocast(q.device.type, enabled=False):
         return _causal_sense_mix(q.to(wide), key.to(wide), values.to(wide), dropout, scale, chunk)
 
 
+class _CausalSenseMix(torch.autograd.Function):
+    """Eq. 3 with Eq. 6's alpha, a chunk of query positions at a time, by hand rather than through
+    `F.scaled_dot_product_attention`'s masked path: there, each chunk's slice of the senses cost a zero-filled
+    gradient of all of them in the backward, and the boolean mask was converted in every call. Here the causal
+    mask is an additive bias folded into the scores' matmul, the backward walks the chunks from the last (which
+    sees every key) so that it writes the gradients of keys and senses before adding into them, and the softmax's
+    backward is torch's fused kernel. Shapes as (B*k, T, width): one batched matmul per product and chunk."""
+
+    @staticmethod
+    def forward(ctx, q, key, values, scale, dropout, chunk, keep):
+        B, k, T, d = values.shape
+        q, key, values = (t.reshape(B * k, T, -1) for t in (q, key, values))
+        future = torch.full((chunk, chunk), float("-inf"), dtype=q.dtype, device=q.device).triu_(1)
+        out = values.new_empty(B, T, d)
+        saved = []
+        for s in range(0, T, chunk):
+            e = min(s + chunk, T)
+            bias = F.pad(future[:e - s, :e - s], (s, 0))                      # j > i: -inf, diagonal block only
+            alpha = torch.baddbmm(bias, q[:, s:e], key[:, :e].transpose(1, 2), alpha=scale).softmax(-1)
+            mask = None
+            if dropout > 0.0:                                                 # dropout after the softmax (A.2)
+                mask = torch.empty_like(alpha).bernoulli_(1.0 - dropout).div_(1.0 - dropout)
+            mixed = torch.bmm(alpha * mask if mask is not None else alpha, values[:, :e])   # (B*k, c, d)
+            torch.sum(mixed.view(B, k, e - s, d), dim=1, out=out[:, s:e])
+            if keep:
+                saved.append((alpha, mask))
+        if keep:
+            ctx.save_for_backward(q, key, values)
+            ctx.alphas, ctx.scale, ctx.chunk, ctx.k = saved, scale, chunk, k
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        q, key, values = ctx.saved_tensors
+        k, scale = ctx.k, ctx.scale
+        BK, T, d = values.shape
+        grad_q, grad_key, grad_values = torch.empty_like(q), torch.empty_like(key), torch.empty_like(values)
+        starts = range(0, T, ctx.chunk)
+        for s, (alpha, mask) in zip(reversed(starts), reversed(ctx.alphas)):
+            e = min(s + ctx.chunk, T)
+            first = e == T                                   # the last chunk: its keys and senses are all of them
+            g = grad[:, None, s:e].expand(-1, k, -1, -1).reshape(BK, e - s, d)   # o sums the k senses' mixes
+            dropped = alpha * mask if mask is not None else alpha
+            if first:
+                torch.bmm(dropped.transpose(1, 2), g, out=grad_values)
+            else:     # (a product into a slice, or baddbmm_ on one, falls back to one matmul per batch entry)
+                grad_values[:, :e] += torch.bmm(dropped.transpose(1, 2), g)
+            grad_alpha = torch.bmm(g, values[:, :e].transpose(1, 2))          # (B*k, c, e)
+            if mask is not None:
+                grad_alpha.mul_(mask)
+            grad_scores = torch.ops.aten._softmax_backward_data(grad_alpha, alpha, -1, alpha.dtype)
+            grad_q[:, s:e] = torch.bmm(grad_scores, key[:, :e])
+            if first:
+                torch.bmm(grad_scores.transpose(1, 2), q[:, s:e], out=grad_key)
+            else:
+                grad_key[:, :e] += torch.bmm(grad_scores.transpose(1, 2), q[:, s:e])
+        if scale != 1.0:
+            grad_q.mul_(scale), grad_key.mul_(scale)
+        ctx.alphas = None
+        shape = (BK // k, k, T, -1)
+        return grad_q.view(shape), grad_key.view(shape), grad_values.view(shape), None, None, None, None
+
+
 def _causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float, scale: float,
                       chunk: int) -> torch.Tensor:
-    T = q.shape[2]
-    if T <= chunk:
-        return F.scaled_dot_product_attention(q, key, values, is_causal=True, scale=scale, dropout_p=dropout).sum(1)
-    causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
-    outs = []
-    for start in range(0, T, chunk):
-        end = min(start + chunk, T)
-        outs.append(F.scaled_dot_product_attention(
-            q[:, :, start:end], key[:, :, :end], values[:, :, :end], attn_mask=causal[start:end, :end],
-            scale=scale, dropout_p=dropout).sum(1))
-    return torch.cat(outs, dim=1)
+    keep = torch.is_grad_enabled() and any(t.requires_grad for t in (q, key, values))
+    return _CausalSenseMix.apply(q, key, values, scale, dropout, chunk, keep)
 
 
 def backpack_param_count(cfg: BackpackConfig, *, positions: bool = True) -> int:
