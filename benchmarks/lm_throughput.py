@@ -6,9 +6,12 @@
                                                   [--nanogpt /path/to/nanoGPT/model.py]]
 
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
-round in one process (so machine load hits both alike), median step time each. The Backpack has one
+round in one process (so machine load hits both alike; every other round in reverse order, so neither always
+runs right after the round's matmul baseline), median step time each. The Backpack has one
 contextualisation block fewer than the GPT (the paper's pairing). Evaluation: no-grad forward tokens/s.
-Prints tokens/s, the Backpack/GPT step-time ratio (target <= 1.3, acceptance <= 1.6) and the ratio of the
+Prints tokens/s, the Backpack/GPT step-time ratio (target <= 1.3, acceptance <= 1.6; as the ratio of the median
+steps and as the median, with quartiles, of the two models' ratio within each round, which cancels the machine's
+drift from round to round) and the ratio of the
 floating-point work of one training step (torch's FlopCounterMode: matmuls and attention): a step-time ratio
 below the work ratio means the Backpack computes faster per FLOP than the GPT.
 
@@ -138,7 +141,7 @@ def main() -> None:
         t0 = time.perf_counter()
         mm @ mm
         gflops.append(2 * 2048**3 / (time.perf_counter() - t0) / 1e9)
-        for name, m in models.items():
+        for name, m in (models.items() if rnd % 2 == 0 else reversed(models.items())):
             m.train()
             t0 = time.perf_counter()
             inputs = xy if name == "nanogpt" else x
@@ -191,7 +194,9 @@ def main() -> None:
               f"({tokens / step[name] * 170 / matmul:6.0f} at 170 GFLOP/s)  step {step[name] * 1e3:7.1f} ms"
               + extra)
     work = flops["backpack"] / flops["gpt"]
-    print(f"  step-time ratio backpack/gpt: {step['backpack'] / step['gpt']:.2f}   work ratio: {work:.2f} "
+    paired = statistics.quantiles([b / g for b, g in zip(times["backpack"], times["gpt"])], n=4)
+    print(f"  step-time ratio backpack/gpt: {step['backpack'] / step['gpt']:.2f} (within rounds: median "
+          f"{paired[1]:.2f}, quartiles {paired[0]:.2f}-{paired[2]:.2f})   work ratio: {work:.2f} "
           f"(so the Backpack runs at {work / (step['backpack'] / step['gpt']):.0%} of the GPT's FLOP rate)")
     if a.bf16:
         print(f"  bf16 autocast: gpt {step['gpt'] / step['gpt-bf16']:.2f}x, backpack "
