@@ -180,8 +180,10 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     and backward, fp32) chunks of 128 through SDPA took 204 ms against 273 for the fused kernel with q and k
     zero-padded to the values' width, and in a whole training step chunks of 64 beat 128 and 32.
     `_CausalSenseMix` computes the same chunks by hand: 112-125 ms against SDPA's 141-146 (chunks of 64,
-    2026-12-04, same process; 32 to 96 within 8 % of each other, 128 a quarter slower). Always in fp32, under bf16 autocast too: with the chunks' softmax over Eq. 6's unscaled logits in
-    bfloat16, the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2 (2026-12-02)."""
+    2026-12-04, same process; 32 to 96 within 8 % of each other, 128 a quarter slower).
+
+    Always in fp32, under bf16 autocast too: with the chunks' softmax over Eq. 6's unscaled logits in bfloat16,
+    the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2 (2026-12-02)."""
     wide = _wide(q)
     with torch.autocast(q.device.type, enabled=False):
         return _causal_sense_mix(q.to(wide), key.to(wide), values.to(wide), dropout, scale, chunk)
