@@ -185,8 +185,9 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     Always in fp32, under bf16 autocast too: with the chunks' softmax over Eq. 6's unscaled logits in bfloat16,
     the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2 (2026-12-02)."""
     wide = _wide(q)
+    keep = torch.is_grad_enabled() and any(t.requires_grad for t in (q, key, values))   # a backward will come
     with torch.autocast(q.device.type, enabled=False):
-        return _causal_sense_mix(q.to(wide), key.to(wide), values.to(wide), dropout, scale, chunk)
+        return _CausalSenseMix.apply(q.to(wide), key.to(wide), values.to(wide), scale, dropout, chunk, keep)
 
 
 class _CausalSenseMix(torch.autograd.Function):
@@ -251,12 +252,6 @@ class _CausalSenseMix(torch.autograd.Function):
         ctx.alphas = None
         shape = (BK // k, k, T, -1)
         return grad_q.view(shape), grad_key.view(shape), grad_values.view(shape), None, None, None, None
-
-
-def _causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float, scale: float,
-                      chunk: int) -> torch.Tensor:
-    keep = torch.is_grad_enabled() and any(t.requires_grad for t in (q, key, values))
-    return _CausalSenseMix.apply(q, key, values, scale, dropout, chunk, keep)
 
 
 def backpack_param_count(cfg: BackpackConfig, *, positions: bool = True) -> int:
