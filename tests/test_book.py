@@ -17,12 +17,18 @@ import pagecheck  # noqa: E402
 needs_chromium = pytest.mark.skipif(pagecheck.chromium() is None, reason="no chromium (apt-get install chromium)")
 
 
-def _toc_files():
+def _toc_files(sections: bool = False):
     toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
     files = [toc["root"]]
     for part in toc["parts"]:
-        files += [c["file"] for c in part["chapters"]]
+        for c in part["chapters"]:
+            files += [c["file"]] + ([s["file"] for s in c.get("sections", [])] if sections else [])
     return files
+
+
+# Printed text wider than the article, which scrolls inside its own box: the side-by-side sense tables of
+# Tables 2 and 7 (columns of glossed characters that a line wrap would break). Everything else fits.
+WIDE_TEXT = {"backpack/table2_senses": 2}
 
 
 @pytest.fixture(scope="module")
@@ -64,15 +70,15 @@ def test_math_is_typeset_without_a_network(built):
 
 
 @needs_chromium
-@pytest.mark.parametrize("chapter", ["backpack", "mslm", "mmtnn"])
-def test_chapter_index_pages_fit(built, chapter):
+@pytest.mark.parametrize("page", _toc_files(sections=True))
+def test_every_page_fits_and_loads_offline(built, page):
+    """Every page of the toc as pagecheck sees it: images load, math is typeset, nothing asks the network, and
+    no table, code cell, figure or equation is wider than the article on a 1280 px screen (the book's CSS gives
+    the article the width the page's table of contents took, wraps over-long code lines and sets result tables
+    smaller: 59 elements on 16 pages were wider before)."""
     html, _ = built
-    report = pagecheck.check_page(html / chapter / "index.html")
-    assert report["problems"] == []
+    problems = pagecheck.check_page(html / f"{page}.html")["problems"]
+    text = [p for p in problems if p.startswith("pre#") and "(output of a cell)" in p]
+    assert len(text) <= WIDE_TEXT.get(page, 0), problems
+    assert [p for p in problems if p not in text] == []
 
-
-@needs_chromium
-def test_glance_page_fits_and_its_images_load(built):
-    html, _ = built
-    report = pagecheck.check_page(html / "results_at_a_glance.html")
-    assert report["problems"] == []
