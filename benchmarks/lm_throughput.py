@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/lm_throughput.py [--layers 4 --heads 4 --embd 128 --block 256 --batch 16
                                                   --vocab 5260 --senses 16 --steps 20 --threads 2
                                                   [--zipf | --corpus] [--bf16] [--compile] [--torch-ce]
-                                                  [--nanogpt /path/to/nanoGPT/model.py]]
+                                                  [--nanogpt /path/to/nanoGPT/model.py ...]]
 
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
 round in one process (so machine load hits both alike; every other round in reverse order, so neither always
@@ -21,7 +21,10 @@ model's tokens/s is also printed scaled to 170 GFLOP/s; the target for our GPT i
 `--nanogpt PATH/model.py` times nanoGPT's own GPT (a checkout outside this repository, e.g. from
 github.com/karpathy/nanoGPT; fp32, as its train.py runs on a CPU) on the same batches in the same rounds, and
 prints our GPT's speed relative to it, also for a twin of ours with nanoGPT's exact (erf) GELU in place of
-GPT-2's tanh approximation (the main difference between the two models at this size).
+GPT-2's tanh approximation (the main difference between the two models at this size). Repeat `--nanogpt` to time
+several revisions side by side (named by their order: nanogpt, nanogpt-2, ...): the Chinese Backpack authors' code
+imports `new_gelu` from a nanoGPT of before its commit 594068e7 (May 2023), whose MLP writes GPT-2's tanh GELU
+out in tensor operations; `git show 594068e7^:model.py` in a nanoGPT clone is that revision.
 Allocator: by default the process runs with `hanzilm.memory.keep_freed_memory`'s malloc setting, as the trainer
 does (a quarter of a step on a 2-core EPYC otherwise goes to page faults on the freed logits); nanoGPT's
 train.py runs with glibc's defaults, which `--glibc-default` keeps for the whole process. A process's allocator
@@ -69,7 +72,8 @@ def main() -> None:
     ap.add_argument("--bf16", action="store_true", help="also our models under bfloat16 autocast")
     ap.add_argument("--compile", action="store_true", help="also our models with torch.compile (inductor)")
     ap.add_argument("--torch-ce", action="store_true", help="also our models with torch's F.cross_entropy")
-    ap.add_argument("--nanogpt", type=Path, help="nanoGPT's model.py (outside this repository): time its GPT too")
+    ap.add_argument("--nanogpt", type=Path, action="append", default=[],
+                    help="nanoGPT's model.py (outside this repository): time its GPT too (repeatable)")
     ap.add_argument("--glibc-default", action="store_true", help="leave malloc at glibc's defaults (as nanoGPT "
                     "runs) instead of the trainer's keep_freed_memory")
     a = ap.parse_args()
@@ -115,10 +119,12 @@ def main() -> None:
         for mlp in (mod for mod in twin.modules() if isinstance(mod, MLP)):
             mlp.forward = types.MethodType(_erf_gelu_forward, mlp)
         models["gpt-erf-gelu"], losses["gpt-erf-gelu"], autocast["gpt-erf-gelu"] = twin, twin.loss, False
-        nano = _nanogpt(a.nanogpt, a)
-        models["nanogpt"], autocast["nanogpt"] = nano, False
-        # its train.py hands the model contiguous (x, y) from its loader: split them outside the timing
-        losses["nanogpt"] = lambda xy, m=nano: m(*xy)[1]
+        for i, path in enumerate(a.nanogpt):
+            name = "nanogpt" if i == 0 else f"nanogpt-{i + 1}"
+            nano = _nanogpt(path, a, name)
+            models[name], autocast[name] = nano, False
+            # its train.py hands the model contiguous (x, y) from its loader: split them outside the timing
+            losses[name] = lambda xy, m=nano: m(*xy)[1]
     tcfg = TrainConfig(lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1, grad_clip=1.0)
     opts = {name: make_optimizer(m, tcfg) for name, m in models.items()}
 
@@ -144,7 +150,7 @@ def main() -> None:
         for name, m in (models.items() if rnd % 2 == 0 else reversed(models.items())):
             m.train()
             t0 = time.perf_counter()
-            inputs = xy if name == "nanogpt" else x
+            inputs = xy if name.startswith("nanogpt") else x
             with (torch.autocast("cpu", dtype=torch.bfloat16) if autocast[name] else contextlib.nullcontext()):
                 loss = losses[name](inputs)
             loss.float().backward()
@@ -209,18 +215,20 @@ def main() -> None:
     if a.torch_ce:
         print(f"  our cross-entropy against torch's: gpt {step['gpt-torch-ce'] / step['gpt']:.2f}x, backpack "
               f"{step['backpack-torch-ce'] / step['backpack']:.2f}x")
-    if a.nanogpt:
+    for i, path in enumerate(a.nanogpt):
+        nano = "nanogpt" if i == 0 else f"nanogpt-{i + 1}"
+        print(f"  {nano}: {path}")
         for name in [n for n in ("gpt", "gpt-erf-gelu", "gpt-bf16", "gpt-compiled") if n in step]:
-            print(f"  our {name} / nanoGPT (fp32, same batches): {step['nanogpt'] / step[name]:.2f}x")
+            print(f"    our {name} / {nano} (fp32, same batches): {step[nano] / step[name]:.2f}x")
 
 
 def _erf_gelu_forward(self: MLP, x: torch.Tensor) -> torch.Tensor:
     return self.drop(self.c_proj(F.gelu(self.c_fc(x))))
 
 
-def _nanogpt(path: Path, a: argparse.Namespace) -> torch.nn.Module:
+def _nanogpt(path: Path, a: argparse.Namespace, name: str) -> torch.nn.Module:
     """nanoGPT's GPT from its model.py, at our size and vocabulary (its defaults otherwise: bias, no dropout)."""
-    spec = importlib.util.spec_from_file_location("nanogpt_model", path)
+    spec = importlib.util.spec_from_file_location(f"{name.replace('-', '_')}_model", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"{path}: not a Python file")
     mod = importlib.util.module_from_spec(spec)
