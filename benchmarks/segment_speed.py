@@ -66,12 +66,13 @@ def main() -> None:
     systems = {}
     variants = {"MMTNN + pre-training + bigram (ours)": dict(model="mmtnn", pretrained=True, bigram=True),
                 "MMTNN (ours)": dict(model="mmtnn"), "NN, Zheng-style (ours)": dict(model="nn")}
-    if args.shipped:
+    shipped = segmenter_dir("pku-mmtnn+pre@shipped") if args.shipped else None
+    if shipped:
         variants = {"MMTNN + pre-training (ours, shipped)": dict(model="mmtnn", pretrained=True)}
     for name, fields in variants.items():
         cfg = ch.model(dataset="pku", **fields)
-        path = segmenter_dir("pku-mmtnn+pre@shipped") if args.shipped else ex.segmenter_path(ch, cfg)
-        if not args.shipped:
+        path = shipped or ex.segmenter_path(ch, cfg)
+        if not shipped:
             ex.train_segmenter(ch, cfg)
         # as users load it (`hanzilm segment`, `hanzilm.papers.mmtnn.load`): the saved segmenter, NumPy engine
         systems[name] = Segmenter.load(path).segment_lines
@@ -103,8 +104,7 @@ def main() -> None:
     # training time per epoch (full PKU stand-in, 90 % split), MMTNN
     cfg = ch.model(dataset="pku", model="mmtnn", pretrained=args.shipped)
     train, _ = ex.split_sentences(cfg)
-    segmenter = (Segmenter.load(segmenter_dir("pku-mmtnn+pre@shipped"), engine="torch") if args.shipped
-                 else ex.train_segmenter(ch, cfg))
+    segmenter = Segmenter.load(shipped, engine="torch") if shipped else ex.train_segmenter(ch, cfg)
     model = copy.deepcopy(segmenter.model).train()
     tcfg = ex.train_config(cfg, len(train))
     opt = make_optimizer(model, tcfg)
@@ -119,7 +119,7 @@ def main() -> None:
     secs = (time.perf_counter() - t0) / args.train_steps * per_epoch
     print(f"MMTNN training, full PKU stand-in ({len(train)} sentences, {per_epoch} steps/epoch): "
           f"{secs:.0f} s/epoch measured here ({args.train_steps} steps)", end="")
-    if args.shipped:
+    if shipped:
         print()
         return
     summary = load_summary(ex.run_dir(ch, cfg))
