@@ -2,11 +2,12 @@
 (if installed) pkuseg, the tools people would otherwise use; plus MMTNN training time per epoch on full PKU.
 
     .venv/bin/python benchmarks/segment_speed.py [--profile cpu] [--threads 2] [--repeats 3] [--train-steps 100]
-                                                 [--shipped]
+                                                 [--one]
 
-The segmenters are the chapter's trained models, loaded as `hanzilm segment` loads them (NumPy engine) (`hanzilm paper run --profile cpu --only 'mmtnn/*'` trains them;
-this script trains them first if they are missing; `--shipped` times the segmenter shipped with the package instead,
-the book's cpu PKU MMTNN with pre-training, which takes minutes on an empty model store rather than an hour). F is the bakeoff F-measure (our scorer, official gold and
+The segmenters are the chapter's trained models, loaded as `hanzilm segment` loads them (NumPy engine) (`hanzilm
+paper run --profile cpu --only 'mmtnn/*'` trains them; this script trains them first if they are missing); `--one`
+times only the PKU MMTNN with pre-training (`hanzilm segment`'s default model), which, on an empty model store,
+trains in about 40 minutes rather than the three's hour and more. F is the bakeoff F-measure (our scorer, official gold and
 training word list). Decoding speed is the best of `--repeats` runs over the whole test input, characters per
 second; ratios are against jieba measured in the same run. Training time per epoch is extrapolated from
 `--train-steps` max-margin steps on a copy of the model, and reported beside the per-epoch time recorded by the
@@ -31,7 +32,6 @@ import torch  # noqa: E402
 
 from hanzilm.eval.sighan import score  # noqa: E402
 from hanzilm.papers.mmtnn import experiment as ex  # noqa: E402
-from hanzilm.papers.mmtnn.commands import segmenter_dir  # noqa: E402
 from hanzilm.papers.mmtnn.segmenter import Segmenter  # noqa: E402
 from hanzilm.store import load_summary  # noqa: E402
 from hanzilm.train import make_optimizer  # noqa: E402
@@ -52,8 +52,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--train-steps", type=int, default=100)
-    ap.add_argument("--shipped", action="store_true", help="time the segmenter shipped with the package (the "
-                    "book's cpu PKU MMTNN with pre-training) instead of training the chapter's three first")
+    ap.add_argument("--one", action="store_true", help="only the PKU MMTNN with pre-training (`hanzilm segment`'s "
+                    "default), not the chapter's three segmenters")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ.setdefault("HANZILM_PROGRESS", "0")
@@ -66,16 +66,13 @@ def main() -> None:
     systems = {}
     variants = {"MMTNN + pre-training + bigram (ours)": dict(model="mmtnn", pretrained=True, bigram=True),
                 "MMTNN (ours)": dict(model="mmtnn"), "NN, Zheng-style (ours)": dict(model="nn")}
-    shipped = segmenter_dir("pku-mmtnn+pre@shipped") if args.shipped else None
-    if shipped:
-        variants = {"MMTNN + pre-training (ours, shipped)": dict(model="mmtnn", pretrained=True)}
+    if args.one:
+        variants = {"MMTNN + pre-training (ours)": dict(model="mmtnn", pretrained=True)}
     for name, fields in variants.items():
         cfg = ch.model(dataset="pku", **fields)
-        path = shipped or ex.segmenter_path(ch, cfg)
-        if not shipped:
-            ex.train_segmenter(ch, cfg)
+        ex.train_segmenter(ch, cfg)  # from the model store, or trained now
         # as users load it (`hanzilm segment`, `hanzilm.papers.mmtnn.load`): the saved segmenter, NumPy engine
-        systems[name] = Segmenter.load(path).segment_lines
+        systems[name] = Segmenter.load(ex.segmenter_path(ch, cfg)).segment_lines
     import jieba
 
     jieba.setLogLevel(60)
@@ -102,9 +99,9 @@ def main() -> None:
         print(f"{name:40s} {100 * f1:6.2f} {speed:10.0f} {speed / base:9.2f}")
 
     # training time per epoch (full PKU stand-in, 90 % split), MMTNN
-    cfg = ch.model(dataset="pku", model="mmtnn", pretrained=args.shipped)
+    cfg = ch.model(dataset="pku", model="mmtnn", pretrained=args.one)
     train, _ = ex.split_sentences(cfg)
-    segmenter = Segmenter.load(shipped, engine="torch") if shipped else ex.train_segmenter(ch, cfg)
+    segmenter = ex.train_segmenter(ch, cfg)
     model = copy.deepcopy(segmenter.model).train()
     tcfg = ex.train_config(cfg, len(train))
     opt = make_optimizer(model, tcfg)
@@ -119,9 +116,6 @@ def main() -> None:
     secs = (time.perf_counter() - t0) / args.train_steps * per_epoch
     print(f"MMTNN training, full PKU stand-in ({len(train)} sentences, {per_epoch} steps/epoch): "
           f"{secs:.0f} s/epoch measured here ({args.train_steps} steps)", end="")
-    if shipped:
-        print()
-        return
     summary = load_summary(ex.run_dir(ch, cfg))
     recorded = summary["wall_time"] / (summary["steps"] / per_epoch)
     print(f", {recorded:.0f} s/epoch in the chapter's run (dev evaluation and checkpoints included)")

@@ -1,4 +1,5 @@
-"""Named models (issue 13, item 3): `hanzilm models`, `--model NAME`, and the shipped PKU segmenter."""
+"""Named models (issue 13, item 3): `hanzilm models`, `--model NAME`, and `hanzilm segment`'s default, the book's
+PKU segmenter from the model store (no trained model is committed)."""
 
 import json
 import os
@@ -6,17 +7,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
+import torch
 
 from hanzilm.errors import HanzilmError
-from hanzilm.models import Model, resolve, scan
-from hanzilm.paths import ROOT
+from hanzilm.models import resolve, scan
 from hanzilm.papers.mmtnn import commands as mmtnn_commands
-from hanzilm.papers.mmtnn import experiment, load
+from hanzilm.papers.mmtnn.commands import resolve_segmenter
+from hanzilm.papers.mmtnn.encoding import Encoder
+from hanzilm.papers.mmtnn.segmenter import Segmenter
+from hanzilm.papers.mmtnn.spec import TaggerSpec
+from hanzilm.papers.mmtnn.tagger import WindowTagger
 
 NAMERS = mmtnn_commands.MODEL_NAMES
-SHIPPED = mmtnn_commands.SHIPPED / "pku-mmtnn+pre"
+BASE = {"dataset": "pku", "model": "mmtnn", "pretrained": True, "bigram": False, "seed": 0}
 
 
 def _run(root: Path, profile: str, key: str, config: dict, metrics=None) -> Path:
@@ -28,18 +32,17 @@ def _run(root: Path, profile: str, key: str, config: dict, metrics=None) -> Path
 
 
 def test_names_and_the_preferred_profile(tmp_path):
-    base = {"dataset": "pku", "model": "mmtnn", "pretrained": True, "bigram": False, "seed": 0}
+    base = BASE
     cpu = _run(tmp_path, "cpu", "a", base) / "done.json"
     smoke = _run(tmp_path, "smoke", "b", base)
     _run(tmp_path, "cpu", "c", {**base, "bigram": True, "seed": 1})
     _run(tmp_path, "cpu", "d", {**base, "model": "nn", "pretrained": False})
-    shipped = Model("pku-mmtnn+pre", "mmtnn", "shipped", tmp_path / "shipped")
-    models = scan(NAMERS, [shipped], root=tmp_path)
+    models = scan(NAMERS, root=tmp_path)
     assert sorted(m.ref for m in models) == ["pku-mmtnn+pre+bigram-s1@cpu", "pku-mmtnn+pre@cpu",
-                                             "pku-mmtnn+pre@shipped", "pku-mmtnn+pre@smoke", "pku-nn@cpu"]
+                                             "pku-mmtnn+pre@smoke", "pku-nn@cpu"]
     assert resolve("pku-mmtnn+pre", models).path == cpu.parent      # cpu first
     assert resolve("pku-mmtnn+pre@smoke", models).path == smoke
-    assert resolve("pku-mmtnn+pre", [m for m in models if m.profile != "cpu"]) is shipped  # then shipped
+    assert resolve("pku-mmtnn+pre", [m for m in models if m.profile != "cpu"]).path == smoke  # then the others
     with pytest.raises(HanzilmError, match="no model named 'pku-crf'; known: .*pku-nn@cpu"):
         resolve("pku-crf", models)
     newer = _run(tmp_path, "cpu", "e", {**base, "epochs": 3})  # a newer run under the same name takes it
@@ -52,39 +55,57 @@ def test_names_and_the_preferred_profile(tmp_path):
     assert NAMERS["SegmentationConfig"][1]({**base, "model": "crf", "pretrained": False, "lr": 0.05}) == "pku-crf"
 
 
-def test_the_shipped_segmenter_is_the_books_model():
-    """It is the run the book's cpu profile trains for Table 5 (same store key with today's code) and it scores
-    Table 5's committed F1 on the official PKU test set."""
-    record = json.loads((SHIPPED / "shipped.json").read_text(encoding="utf-8"))
-    ch = experiment.configure("cpu")
-    chosen = pd.read_csv(ROOT / "results" / "cpu" / "mmtnn" / "lr_grid.csv")  # the committed grid's choice
-    lr = chosen[(chosen.family == "mmtnn") & chosen.chosen].lr.iloc[0]
-    cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True, lr=float(lr))
-    assert record["store_run"] == f"cpu/{experiment.run_dir(ch, cfg).name}"
-    counts, _ = experiment.test_scores(ch, load("pku-mmtnn+pre@shipped"), "pku")
-    table5 = pd.read_csv(ROOT / "results" / "cpu" / "mmtnn" / "table5.csv")
-    committed = table5[(table5.dataset == "PKU") & (table5.model == "MMTNN + pre-training") & (table5.metric == "f1")]
-    assert round(100 * counts.f1, 4) == pytest.approx(committed.ours.item(), abs=1e-4)
-    assert record["metrics"]["pku_test_f1"] == committed.ours.item()
-    stored = experiment.segmenter_path(ch, cfg)
-    if stored.is_dir():  # the local cpu store, where there is one: the same bytes
-        for name in ("model.safetensors", "chars.json", "config.json"):
-            assert (stored / name).read_bytes() == (SHIPPED / name).read_bytes(), name
+def test_a_name_without_its_rate_is_the_rate_the_dev_set_chose(tmp_path):
+    """As the chapter chooses (experiment.lr_grid): the best dev F1 at the preferred profile, a tie to the smaller
+    rate; an exact name, another profile, and a family with no run."""
+    runs = {"a": (0.05, 93.1), "b": (0.1, 93.3), "c": (0.2, 93.3), "d": (0.4, 80.0)}
+    paths = {key: _run(tmp_path, "cpu", key, {**BASE, "lr": lr}, {"dev_f1": f1}) for key, (lr, f1) in runs.items()}
+    smoke = _run(tmp_path, "smoke", "e", {**BASE, "lr": 0.2}, {"dev_f1": 99.0})
+    _run(tmp_path, "cpu", "f", {**BASE, "lr": 0.3, "seed": 1}, {"dev_f1": 99.0})        # another seed: not a rate
+    _run(tmp_path, "cpu", "g", {**BASE, "lr": 0.5, "pretrained": False}, {"dev_f1": 99.0})  # another model
+    models = scan(NAMERS, root=tmp_path)
+    assert resolve_segmenter("pku-mmtnn+pre", models).path == paths["b"]      # 93.3 at 0.1 and 0.2: 0.1
+    assert resolve_segmenter("pku-mmtnn+pre@cpu", models).path == paths["b"]
+    assert resolve_segmenter("pku-mmtnn+pre@smoke", models).path == smoke
+    assert resolve_segmenter("pku-mmtnn+pre-lr0.4", models).path == paths["d"]
+    assert resolve_segmenter("pku-mmtnn", models).path.name.endswith("-g")
+    with pytest.raises(HanzilmError, match="no model named 'pku-mmtnn\\+pre\\+bigram'"):
+        resolve_segmenter("pku-mmtnn+pre+bigram", models)
 
 
-def test_python_api_and_cli_work_before_anything_is_trained(tmp_path):
-    words = load().cut("我爱北京天安门")
-    assert "".join(words) == "我爱北京天安门" and len(words) >= 2
-    empty = tmp_path / "fresh"
-    (empty / "results").mkdir(parents=True)
-    (empty / "pyproject.toml").write_text("")
-    env = {**os.environ, "HANZILM_ROOT": str(empty)}
-    out = subprocess.run([sys.executable, "-m", "hanzilm.cli", "segment"], input="我爱北京天安门\n".encode(),
-                         capture_output=True, env=env, timeout=60)
-    assert out.returncode == 0, out.stderr.decode()
-    assert out.stdout.decode().replace("  ", "") == "我爱北京天安门\n"
-    listed = subprocess.run([sys.executable, "-m", "hanzilm.cli", "models"], capture_output=True, env=env, timeout=60)
-    assert listed.returncode == 0 and "pku-mmtnn+pre@shipped" in listed.stdout.decode()
-    wrong = subprocess.run([sys.executable, "-m", "hanzilm.cli", "segment", "--model", "nonesuch"], input=b"x\n",
-                           capture_output=True, env=env, timeout=60)
+def _cli(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    env = {**os.environ, "HANZILM_ROOT": str(root)}
+    return subprocess.run([sys.executable, *args], input=stdin, capture_output=True, env=env, timeout=60)
+
+
+def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
+    """Before: `hanzilm segment` and `load()` say in one line how to train the default; `hanzilm models` lists
+    nothing. After a run of the book's config is stored, both use it (its dev-chosen rate)."""
+    root = tmp_path / "clone"
+    (root / "results").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    text = "我爱北京天安门\n".encode()
+    before = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)
+    err = before.stderr.decode()
+    assert before.returncode == 2 and err.count("\n") == 1 and "make paper ONLY='mmtnn/'" in err, err
+    api = _cli(root, "-c", "from hanzilm.papers.mmtnn import load; load()")
+    assert api.returncode != 0 and "make paper ONLY='mmtnn/'" in api.stderr.decode()
+    listed = _cli(root, "-m", "hanzilm.cli", "models")
+    assert listed.returncode == 0 and "no trained models" in listed.stdout.decode()
+
+    torch.manual_seed(0)
+    enc = Encoder.build(["我爱北京天安门", "北京是首都"], min_freq=1)
+    model = WindowTagger(TaggerSpec(dim=8, hidden=16, factors=4), len(enc.vocab), enc.n_bigrams)
+    for key, lr, f1 in (("a", 0.05, 91.0), ("b", 0.1, 90.0)):
+        run = _run(root / "results", "cpu", key, {**BASE, "lr": lr}, {"dev_f1": f1})
+        Segmenter(model, enc).save(run / "segmenter")
+    (root / "results" / "cpu" / "checkpoints" / "SegmentationConfig-b" / "segmenter" / "config.json").write_text("")
+    after = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)     # lr 0.05 (b's config is broken: not read)
+    assert after.returncode == 0, after.stderr.decode()
+    assert after.stdout.decode().replace("  ", "") == "我爱北京天安门\n"
+    api = _cli(root, "-c", "from hanzilm.papers.mmtnn import load; print(''.join(load().cut('我爱北京天安门')))")
+    assert api.returncode == 0 and api.stdout.decode() == "我爱北京天安门\n", api.stderr.decode()
+    listed = _cli(root, "-m", "hanzilm.cli", "models")
+    assert "pku-mmtnn+pre-lr0.05@cpu" in listed.stdout.decode() and "pku-mmtnn+pre-lr0.1@cpu" in listed.stdout.decode()
+    wrong = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "nonesuch", stdin=b"x\n")
     assert wrong.returncode == 2 and wrong.stderr.decode().count("\n") == 1 and "no model named" in wrong.stderr.decode()

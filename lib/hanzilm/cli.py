@@ -32,8 +32,7 @@ def _dispatch(argv: list[str] | None) -> int:
     score_commands.register(sub)
     segment_commands.register(sub)
     senses_commands.register(sub)
-    models.register(sub, {**senses_commands.MODEL_NAMES, **segment_commands.MODEL_NAMES, **slm_commands.MODEL_NAMES},
-                    segment_commands.shipped_models)
+    models.register(sub, {**senses_commands.MODEL_NAMES, **segment_commands.MODEL_NAMES, **slm_commands.MODEL_NAMES})
     args = parser.parse_args(argv)
     return args.func(args)
 

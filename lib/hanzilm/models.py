@@ -1,11 +1,14 @@
-"""Named models: every trained model of the model stores (`results/<profile>/checkpoints/`) and those shipped
-with the package, listed by `hanzilm models` and taken by `--model NAME` (`segment`, `senses`).
+"""Named models: every trained model of the model stores (`results/<profile>/checkpoints/`), listed by
+`hanzilm models` and taken by `--model NAME` (`segment`, `senses`).
 
 A name says what a model is in the paper's terms: `pku-mmtnn+pre` (MMTNN with pre-trained embeddings on PKU),
 `backpack`, `pku-mslm-s1`; where a profile's store holds older runs under the same name (older code or settings),
-the newest has the name and the others are `NAME~<key>`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre-lr0.05@cpu`, `@smoke`, `@shipped`); a bare
-name prefers the cpu run, then the shipped copy, then any other profile. Each paper names its own configs (its
-`commands.MODEL_NAMES`); this module only scans and resolves, so it imports no paper and no torch."""
+the newest has the name and the others are `NAME~<key>`. `NAME@PROFILE` picks the store (`pku-mmtnn+pre-lr0.05@cpu`,
+`@smoke`); a bare name prefers the cpu run, then any other profile. Each paper names its own configs (its
+`commands.MODEL_NAMES`); this module only scans and resolves, so it imports no paper and no torch.
+
+No trained model is tracked by git or shipped with the package: the stores are the code's cache (git-ignored),
+filled by `make paper`, and a model is the run of the committed code that made it."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from .paths import RESULTS
 
 # config class -> (paper, function from the stored config to a name)
 Namers = Mapping[str, tuple[str, Callable[[dict[str, Any]], str]]]
-PREFERENCE = ("cpu", "shipped")
+PREFERENCE = ("cpu",)
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class Model:
     name: str
     paper: str
     profile: str
-    path: Path                      # the run directory (or the shipped directory)
+    path: Path                      # the run directory
     metrics: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -36,10 +39,9 @@ class Model:
         return f"{self.name}@{self.profile}"
 
 
-def scan(namers: Namers, shipped: Iterable[Model] = (), root: Path = RESULTS) -> list[Model]:
-    """Every complete stored run whose config class a paper names, and the shipped models."""
-    found = list(shipped)
-    stored = []
+def scan(namers: Namers, root: Path = RESULTS) -> list[Model]:
+    """Every complete stored run whose config class a paper names."""
+    found, stored = [], []
     for done in sorted(root.glob("*/checkpoints/*/done.json")):
         try:
             record = json.loads(done.read_text(encoding="utf-8"))
@@ -82,16 +84,16 @@ def resolve(ref: str, models: Iterable[Model], paper: str | None = None) -> Mode
     return best[0]
 
 
-def register(sub, namers: Namers, shipped: Callable[[], Iterable[Model]]) -> None:
+def register(sub, namers: Namers) -> None:
     p = sub.add_parser("models", help="list the trained models (by name, for --model NAME)",
-                       description="Every trained model in results/<profile>/checkpoints and those shipped with "
-                                   "the package: name, paper, profile, its selection metrics and where it is.")
-    p.add_argument("--profile", help="only this profile (cpu, smoke, shipped, ...)")
-    p.set_defaults(func=lambda args: _list(args, namers, shipped))
+                       description="Every trained model in results/<profile>/checkpoints: name, paper, profile, "
+                                   "its selection metrics and where it is.")
+    p.add_argument("--profile", help="only this profile (cpu, smoke, ...)")
+    p.set_defaults(func=lambda args: _list(args, namers))
 
 
-def _list(args, namers: Namers, shipped: Callable[[], Iterable[Model]]) -> int:
-    models = [m for m in scan(namers, shipped()) if args.profile in (None, m.profile)]
+def _list(args, namers: Namers) -> int:
+    models = [m for m in scan(namers) if args.profile in (None, m.profile)]
     if not models:
         print("no trained models" + (f" at profile {args.profile}" if args.profile else "") + "; `make paper` trains them")
         return 0

@@ -5,22 +5,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import json
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from ...cliutil import add_threads, set_threads
-from ...errors import DataError
-from ...models import Model, resolve, scan
+from ...errors import DataError, HanzilmError
+from ...models import PREFERENCE, Model, resolve, scan
 
-SHIPPED = Path(__file__).parent / "shipped"
-DEFAULT_MODEL = "pku-mmtnn+pre"  # shipped with the package: `hanzilm segment` works before anything is trained
+DEFAULT_MODEL = "pku-mmtnn+pre"  # the book's PKU segmenter (Table 5's MMTNN + pre-training), once `make paper` made it
+NOT_TRAINED = ("the book's PKU segmenter (Table 5's MMTNN + pre-training) is not trained here yet: "
+               "`make paper ONLY='mmtnn/'` trains it with its chapter (about an hour on two cores); or give --model "
+               "a model of `hanzilm models` or a saved segmenter's directory")
 
 
 def segmenter_name(config: dict) -> str:
     """pku-mmtnn+pre+bigram-lr0.05, msr-nn-lr0.2, pku-crf, pku-mmtnn-lr0.05-s1 (seeds other than 0). A stored run
-    names its learning rate (the dev set chooses one of several per model); the shipped model is the bare
-    `pku-mmtnn+pre`."""
+    names its learning rate: the chapter trains several per model and its dev set chooses one, which the name
+    without the rate stands for (`resolve_segmenter`)."""
     name = f"{config.get('dataset')}-{config.get('model')}"
     name += "+pre" * bool(config.get("pretrained")) + "+bigram" * bool(config.get("bigram"))
     name += f"-lr{config['lr']:g}" if "lr" in config and config.get("model") != "crf" else ""
@@ -30,20 +31,43 @@ def segmenter_name(config: dict) -> str:
 MODEL_NAMES = {"SegmentationConfig": ("mmtnn", segmenter_name)}
 
 
-def shipped_models() -> list[Model]:
-    out = []
-    for info in sorted(SHIPPED.glob("*/shipped.json")):
-        record = json.loads(info.read_text(encoding="utf-8"))
-        out.append(Model(record["name"], "mmtnn", "shipped", info.parent, record.get("metrics", {})))
-    return out
+def _rate(name: str, family: str) -> float | None:
+    """The learning rate of a run named `family`-lr<rate>, else None (another model, a seed, an older run~key)."""
+    if not name.startswith(family + "-lr"):
+        return None
+    try:
+        return float(name[len(family) + 3:])
+    except ValueError:
+        return None
+
+
+def resolve_segmenter(ref: str, models: Iterable[Model]) -> Model:
+    """The stored segmenter `ref` (NAME or NAME@PROFILE) names. A name without its learning rate
+    (`pku-mmtnn+pre`) is the run of the rate the chapter chooses: the best dev F1 of the rates stored at the
+    preferred profile, on a tie the smaller rate (as `experiment.lr_grid` chooses)."""
+    models = [m for m in models if m.paper == "mmtnn"]
+    family, _, profile = ref.partition("@")
+    rates = [(m, r) for m in models if (r := _rate(m.name, family)) is not None and profile in ("", m.profile)]
+    if not rates or any(m.name == family for m in models):
+        return resolve(ref, models, paper="mmtnn")
+    rank = {p: i for i, p in enumerate(PREFERENCE)}
+    first = min((rank.get(m.profile, len(rank)), m.profile) for m, _ in rates)[1]
+    best, _ = max(((m, r) for m, r in rates if m.profile == first),
+                  key=lambda mr: (mr[0].metrics.get("dev_f1", float("-inf")), -mr[1]))
+    return best
 
 
 def segmenter_dir(ref: str) -> Path:
     """The saved segmenter a `--model` value means: a directory, or a model name (`hanzilm models`)."""
     if Path(ref).is_dir():
         return Path(ref)
-    model = resolve(ref, scan(MODEL_NAMES, shipped_models()), paper="mmtnn")
-    directory = model.path if model.profile == "shipped" else model.path / "segmenter"
+    try:
+        model = resolve_segmenter(ref, scan(MODEL_NAMES))
+    except HanzilmError:
+        if ref.partition("@")[0] != DEFAULT_MODEL:
+            raise
+        raise HanzilmError(NOT_TRAINED) from None
+    directory = model.path / "segmenter"
     if not directory.is_dir():
         raise DataError(f"{model.ref} has no saved neural segmenter (the CRF baseline is not one)", path=model.path)
     return directory
@@ -57,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "line, words separated by two spaces (the bakeoff's format), in UTF-8.")
     p.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"a model name from `hanzilm models` (NAME or NAME@PROFILE) or a saved segmenter directory "
-                        f"(default: {DEFAULT_MODEL}, shipped with the package)")
+                        f"(default: {DEFAULT_MODEL}, the book's PKU segmenter, which `make paper` trains)")
     p.add_argument("file", nargs="?", help="UTF-8 input, one sentence per line (default: stdin)")
     p.add_argument("--sep", default="  ", help="word separator (default: two spaces)")
     p.add_argument("--no-rules", action="store_true", help="do not keep URLs / ASCII runs together")
