@@ -180,7 +180,10 @@ def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, d
     and backward, fp32) chunks of 128 through SDPA took 204 ms against 273 for the fused kernel with q and k
     zero-padded to the values' width, and in a whole training step chunks of 64 beat 128 and 32.
     `_CausalSenseMix` computes the same chunks by hand: 112-125 ms against SDPA's 141-146 (chunks of 64,
-    2026-12-04, same process; 32 to 96 within 8 % of each other, 128 a quarter slower).
+    2026-12-04, same process; 32 to 96 within 8 % of each other, 128 a quarter slower). One product per chunk
+    over all (key, sense) pairs instead of one per sense summed after (the weights copied to (B, c, j, l) against
+    the senses as the lookup lays them out, (B, T*k, d)) was no faster (AVX2 EPYC, 2026-12-04: the products took
+    as long, and the copies came on top).
 
     Always in fp32, under bf16 autocast too: with the chunks' softmax over Eq. 6's unscaled logits in bfloat16,
     the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2 (2026-12-02)."""
