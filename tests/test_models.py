@@ -79,8 +79,9 @@ def _cli(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
 
 
 def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
-    """Before: `hanzilm segment` and `load()` say in one line how to train the default; `hanzilm models` lists
-    nothing. After a run of the book's config is stored, both use it (its dev-chosen rate)."""
+    """Before: `hanzilm segment` and `load()` say in one line how to train the default, the cpu run (a smoke run
+    answers to the bare name only); `hanzilm models` lists nothing. After a cpu run of the book's config is
+    stored, both use it (its dev-chosen rate)."""
     root = tmp_path / "clone"
     (root / "results").mkdir(parents=True)
     (root / "pyproject.toml").write_text("")
@@ -96,6 +97,12 @@ def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
     torch.manual_seed(0)
     enc = Encoder.build(["我爱北京天安门", "北京是首都"], min_freq=1)
     model = WindowTagger(TaggerSpec(dim=8, hidden=16, factors=4), len(enc.vocab), enc.n_bigrams)
+    smoke = _run(root / "results", "smoke", "s", {**BASE, "lr": 0.05})
+    Segmenter(model, enc).save(smoke / "segmenter")
+    default = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)  # a smoke run is not the book's segmenter
+    assert default.returncode == 2 and "make paper ONLY='mmtnn/'" in default.stderr.decode()
+    named = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)  # but has its name
+    assert named.returncode == 0 and named.stdout.decode().replace("  ", "") == "我爱北京天安门\n"
     for key, lr, f1 in (("a", 0.05, 91.0), ("b", 0.1, 90.0)):
         run = _run(root / "results", "cpu", key, {**BASE, "lr": lr}, {"dev_f1": f1})
         Segmenter(model, enc).save(run / "segmenter")
