@@ -65,19 +65,27 @@ def scan(namers: Namers, root: Path = RESULTS) -> list[Model]:
     return found
 
 
-def resolve(ref: str, models: Iterable[Model], paper: str | None = None) -> Model:
-    """The model `NAME` or `NAME@PROFILE` names (of `paper`, if given)."""
+def preferred_profile(models: Iterable[Model]) -> str:
+    """The profile a bare name takes its model from: the first of PREFERENCE there is, else the first by name."""
+    rank = {p: i for i, p in enumerate(PREFERENCE)}
+    return min((rank.get(m.profile, len(rank)), m.profile) for m in models)[1]
+
+
+def resolve(ref: str, models: Iterable[Model], paper: str | None = None, missing: str | None = None) -> Model:
+    """The model `NAME` or `NAME@PROFILE` names (of `paper`, if given); `missing`: the error's text when none does
+    (default: the names there are)."""
     name, _, profile = ref.partition("@")
     candidates = [m for m in models if m.name == name and (paper is None or m.paper == paper)]
     if profile:
         candidates = [m for m in candidates if m.profile == profile]
     if not candidates:
+        if missing:
+            raise HanzilmError(missing)
         known = sorted({m.ref for m in models if paper is None or m.paper == paper})
         hint = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "") if known else "none (train one: make paper)"
         raise HanzilmError(f"no model named {ref!r}; known: {hint} (`hanzilm models` lists them)")
-    rank = {p: i for i, p in enumerate(PREFERENCE)}
-    candidates.sort(key=lambda m: (rank.get(m.profile, len(rank)), m.profile))
-    best = [m for m in candidates if m.profile == candidates[0].profile]
+    first = preferred_profile(candidates)
+    best = [m for m in candidates if m.profile == first]
     if len(best) > 1:
         raise HanzilmError(f"{ref!r} names {len(best)} runs at profile {best[0].profile} "
                            f"({', '.join(str(m.path) for m in best)}): give the path")

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from ...cliutil import add_threads, set_threads
-from ...errors import DataError, HanzilmError
-from ...models import PREFERENCE, Model, resolve, scan
+from ...errors import DataError
+from ...models import Model, preferred_profile, resolve, scan
 
 # the book's PKU segmenter (Table 5's MMTNN + pre-training), once `make paper` made it; the cpu run only, not
 # whatever other profile's run there is (a smoke model segments at F 63)
@@ -43,17 +43,16 @@ def _rate(name: str, family: str) -> float | None:
         return None
 
 
-def resolve_segmenter(ref: str, models: Iterable[Model]) -> Model:
+def resolve_segmenter(ref: str, models: Iterable[Model], missing: str | None = None) -> Model:
     """The stored segmenter `ref` (NAME or NAME@PROFILE) names. A name without its learning rate
     (`pku-mmtnn+pre`) is the run of the rate the chapter chooses: the best dev F1 of the rates stored at the
-    preferred profile, on a tie the smaller rate (as `experiment.lr_grid` chooses)."""
+    preferred profile, on a tie the smaller rate (as `experiment.lr_grid` chooses). `missing`: as `resolve`."""
     models = [m for m in models if m.paper == "mmtnn"]
     family, _, profile = ref.partition("@")
     rates = [(m, r) for m in models if (r := _rate(m.name, family)) is not None and profile in ("", m.profile)]
     if not rates or any(m.name == family for m in models):
-        return resolve(ref, models, paper="mmtnn")
-    rank = {p: i for i, p in enumerate(PREFERENCE)}
-    first = min((rank.get(m.profile, len(rank)), m.profile) for m, _ in rates)[1]
+        return resolve(ref, models, paper="mmtnn", missing=missing)
+    first = preferred_profile(m for m, _ in rates)
     best, _ = max(((m, r) for m, r in rates if m.profile == first),
                   key=lambda mr: (mr[0].metrics.get("dev_f1", float("-inf")), -mr[1]))
     return best
@@ -63,12 +62,7 @@ def segmenter_dir(ref: str) -> Path:
     """The saved segmenter a `--model` value means: a directory, or a model name (`hanzilm models`)."""
     if Path(ref).is_dir():
         return Path(ref)
-    models = scan(MODEL_NAMES)
-    family, _, profile = ref.partition("@")
-    if ref == DEFAULT_MODEL and not any((m.name == family or _rate(m.name, family) is not None)
-                                           and profile in ("", m.profile) for m in models if m.paper == "mmtnn"):
-        raise HanzilmError(NOT_TRAINED)
-    model = resolve_segmenter(ref, models)
+    model = resolve_segmenter(ref, scan(MODEL_NAMES), missing=NOT_TRAINED if ref == DEFAULT_MODEL else None)
     directory = model.path / "segmenter"
     if not directory.is_dir():
         raise DataError(f"{model.ref} has no saved neural segmenter (the CRF baseline is not one)", path=model.path)
