@@ -45,6 +45,31 @@ def test_what_the_runs_return_comes_back_in_run_order(workers, monkeypatch):
     assert run_all(_square, [], workers=workers) == []
 
 
+def _follow(run: int, result: int) -> list[int]:
+    return [10 * run + 1, 10 * run + 2] if run < 10 else []     # 1 -> 11, 12; 11 -> 111, 112; ...
+
+
+def _log_run(job: tuple[Path, int]) -> int:
+    out, run = job
+    with open(out / "order", "a") as f:
+        f.write(f"{run}\n")
+    return run * run
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_runs_that_wait_on_others_join_the_pool_as_they_can(workers, tmp_path, monkeypatch):
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    runs = [(tmp_path, 3), (tmp_path, 1), (tmp_path, 20)]
+    then = lambda job, result: [(tmp_path, r) for r in _follow(job[1], result)]   # noqa: E731 (runs in this process)
+    out = run_all(_log_run, runs, workers=workers, threads=1, then=then, rank=lambda job: job[1] >= 20)
+    # the given runs' results first, then those added, in the order they were added
+    assert out[:3] == [9, 1, 400] and sorted(out[3:]) == sorted(r * r for r in (31, 32, 11, 12))
+    order = [int(line) for line in (tmp_path / "order").read_text().split()]
+    assert sorted(order) == [1, 3, 11, 12, 20, 31, 32]
+    if workers == 1:   # a run ranked later waits for those its peers added, though given before them
+        assert order == [3, 1, 11, 12, 20, 31, 32] and out[3:] == [31 * 31, 32 * 32, 11 * 11, 12 * 12]
+
+
 def test_torch_threads_restores_the_count_even_on_error():
     import torch
 

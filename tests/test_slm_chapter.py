@@ -16,7 +16,7 @@ from hanzilm.papers.mslm import experiment, tables
 from hanzilm.papers.mslm.experiment import (MSLMChapter, SLMExperiment, cells, configure, evaluate_corpus,
                                             evaluate_run, load_data, run_dir, slm_experiment, train_slm,
                                             unique_runs)
-from hanzilm.store import Store
+from hanzilm.store import Store, is_complete
 
 
 def test_profiles_compose_the_chapter_once():
@@ -232,21 +232,35 @@ def test_word_lengths_and_context_ablation(tmp_path, monkeypatch):
         "bpc", "bpc_without_context", "word_f1", "word_f1_without_context"}
 
 
-def test_each_selection_takes_the_rate_its_own_criterion_prefers(real_mirror, tmp_path):
+def test_each_selection_takes_the_rate_its_own_criterion_prefers(real_mirror, tmp_path, monkeypatch):
     """The light-supervision protocol: a cell's grid trains at its first seed; the unsupervised selection takes
     the rate of the lowest dev bpc, the lightly supervised one that of the highest dev MCC; Table 2's runs of
-    the cell are grid runs at those rates (not trained again)."""
-    import dataclasses
-
-    from hanzilm.papers.mslm import experiment
-    from hanzilm.store import Store
-
-    ch = dataclasses.replace(configure("smoke"), store=Store(tmp_path), seeds={"*": (0,)},
-                             lr_grid={"ptb/rslm": (3e-3, 3e-2)})
+    the cell are grid runs at those rates (not trained again). A cell's further seed trains as soon as its own
+    grid is stored, before another cell's grid (not alone at the end)."""
+    monkeypatch.setenv("HANZILM_PROGRESS", "0")
+    ch = dataclasses.replace(configure("smoke"), store=Store(tmp_path), seeds={"*": (0,), "ptb/mslm": (0, 1)},
+                             lr_grid={"ptb/rslm": (3e-3, 3e-2), "ptb/mslm": (3e-3, 3e-2)}, workers=1)
     with pytest.raises(ValueError, match="chosen on the dev set"):
         cells(ch)
-    assert len(unique_runs(ch)) == len(unique_runs(dataclasses.replace(ch, lr_grid={}))) + 1  # a plan's count
+    assert len(unique_runs(ch)) == len(unique_runs(dataclasses.replace(ch, lr_grid={}))) + 3  # a plan's count
+    done, train_one = [], experiment._train_one
+
+    def record(job):
+        _, exp, selections = job
+        trains = not is_complete(run_dir(ch.store, exp))
+        train_one(job)
+        done.append((f"{exp.corpus}/{exp.model.encoder}", exp.train.seed, exp.train.lr, trains, selections))
+
+    monkeypatch.setattr(experiment, "_train_one", record)
     grid = experiment.lr_grid(ch)
+    trained = [(cell, seed, lr) for cell, seed, lr, trains, _ in done if trains]
+    assert len(trained) == len(set(trained)) == 3 + 2 + 2 + 1 + 1          # PKU, two grids, a seed, PTB DMSLM
+    assert [cell for cell, *_ in trained][:3] == ["pku/mslm", "pku/dmslm", "pku/rslm"]    # the longest first
+    second_seed = trained.index(next(t for t in trained if t[1] == 1))
+    assert trained[second_seed][0] == "ptb/mslm"
+    assert second_seed < min(i for i, t in enumerate(trained) if t[0] == "ptb/rslm")
+    assert all(not trains for *_, trains, _ in done[len(trained):])         # then the grid runs' scoring
+    grid = grid[grid.cell == "ptb/rslm"]
     assert list(grid.lr) == [3e-3, 3e-2] and grid["unsupervised"].sum() == grid["lightly supervised"].sum() == 1
     assert grid.loc[grid.unsupervised, "dev_bpc"].item() == grid.dev_bpc.min()
     assert grid.loc[grid["lightly supervised"], "dev_mcc"].item() == grid.dev_mcc.max()
@@ -256,3 +270,5 @@ def test_each_selection_takes_the_rate_its_own_criterion_prefers(real_mirror, tm
                      "lightly supervised": grid.lr[grid["lightly supervised"]].item()}
     runs = {c.exp for c in cells(chosen) if (c.corpus, c.encoder) == ("ptb", "rslm")}
     assert runs <= set(experiment.grid_runs(chosen))
+    n = len(done)
+    assert len(experiment.evaluate_all(chosen)) == len(cells(chosen)) and len(done) == n   # all stored, scored

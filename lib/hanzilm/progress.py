@@ -71,7 +71,9 @@ class _Reported(tqdm):
         if self._channel is None:
             return
         self._sent = time.monotonic()
-        record = {**self._what, "n": self._count, "elapsed": round(self._sent - self._t0, 3),
+        # the total as it is now: a pool's grows as runs that waited on others join (`parallel.run_all`)
+        record = {**self._what, "total": getattr(self, "total", self._what["total"]), "n": self._count,
+                  "elapsed": round(self._sent - self._t0, 3),
                   "postfix": getattr(self, "postfix", None) or "", "done": done}
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         try:

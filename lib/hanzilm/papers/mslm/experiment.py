@@ -146,8 +146,9 @@ def configure(profile: str | Profile) -> MSLMChapter:
 
 
 def chapter(profile: str | Profile) -> MSLMChapter:
-    """The chapter at a profile with the rates of its grid chosen (`select_learning_rates`: the grid trains on
-    first use): what every notebook of the chapter starts from."""
+    """The chapter at a profile with the rates of its grid chosen (`select_learning_rates`: on first use the
+    chapter trains, the grid and every run after it, in one pool): what every notebook of the chapter starts
+    from."""
     return select_learning_rates(configure(profile))
 
 
@@ -331,16 +332,14 @@ class Cell:
 
 def cells(ch: MSLMChapter) -> list[Cell]:
     """One entry per (corpus, encoder, seed, selection) of Table 2, with the run that provides it."""
-    out = []
-    for corpus in CORPORA:
-        for encoder in ENCODERS:
-            for seed in ch.seeds_for(corpus, encoder):
-                for selection in SELECTIONS:
-                    if seed not in ch.seeds_for(corpus, encoder, selection):
-                        continue
-                    exp = slm_experiment(ch, corpus, encoder, seed=seed, lr=ch.lr_for(corpus, encoder, selection))
-                    out.append(Cell(corpus, encoder, seed, selection, exp))
-    return out
+    return [c for corpus in CORPORA for encoder in ENCODERS for c in _cells_of(ch, corpus, encoder)]
+
+
+def _cells_of(ch: MSLMChapter, corpus: str, encoder: str) -> list[Cell]:
+    return [Cell(corpus, encoder, seed, selection,
+                 slm_experiment(ch, corpus, encoder, seed=seed, lr=ch.lr_for(corpus, encoder, selection)))
+            for seed in ch.seeds_for(corpus, encoder) for selection in SELECTIONS
+            if seed in ch.seeds_for(corpus, encoder, selection)]
 
 
 def unique_runs(ch: MSLMChapter) -> list[SLMExperiment]:
@@ -400,7 +399,7 @@ def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
     return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}.json"
 
 
-def _train_one(job: tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]) -> None:
+def _train_one(job: Job) -> None:
     ch, exp, selections = job
     if selections:
         evaluate_run(ch, exp, selections)
@@ -408,12 +407,18 @@ def _train_one(job: tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]) -> None:
         train_slm(ch.store, exp)
 
 
-def _needed_selections(ch: MSLMChapter) -> dict[SLMExperiment, tuple[str, ...]]:
-    """Every run the chapter trains -> the selections Table 2 reads off it (none for a grid run no selection
-    chose)."""
-    needed: dict[SLMExperiment, tuple[str, ...]] = {e: () for e in unique_runs(ch)}
-    for c in cells(ch):
-        needed[c.exp] = (*needed[c.exp], c.selection)
+Job = tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]   # a run and the selections to score (none: train only)
+
+
+def _needed_selections(ch: MSLMChapter, corpus: str | None = None,
+                       encoder: str | None = None) -> dict[SLMExperiment, tuple[str, ...]]:
+    """Every run the chapter (or one cell: corpus and encoder) trains -> the selections Table 2 reads off it
+    (none for a grid run no selection chose)."""
+    keys = [(corpus, encoder)] if corpus else [(c, e) for c in CORPORA for e in ENCODERS]
+    needed: dict[SLMExperiment, tuple[str, ...]] = {e: () for key in keys for e in grid_runs(ch, *key)}
+    for key in keys:
+        for c in _cells_of(ch, *key):
+            needed[c.exp] = (*needed.get(c.exp, ()), c.selection)
     return needed
 
 
@@ -430,35 +435,70 @@ def _evaluated(ch: MSLMChapter, exp: SLMExperiment, selections: Sequence[str]) -
 
 
 def train_all(ch: MSLMChapter) -> None:
-    """Train and evaluate every run the chapter needs that is not stored yet, `ch.workers` at a time (longest
-    corpus first, so the workers finish together); a learning-rate grid first, its rates chosen."""
-    ch = select_learning_rates(ch)
-    needed = _needed_selections(ch)
-    todo = [(ch, e, needed[e]) for e in _longest_first(list(needed)) if not _evaluated(ch, e, needed[e])]
-    run_all(_train_one, todo, workers=ch.workers, desc="segmental LM runs")
+    """Train and evaluate every run the chapter needs that is not stored yet, `ch.workers` at a time, the
+    longest waiting run first. A cell (corpus/encoder) with a learning-rate grid trains its grid first; once
+    that cell's grid is stored its rates are chosen and its further runs join the pool, beside the other cells'
+    grids. (Waiting for every grid left the PKU MSLM's second seed training alone on one of the two cores for
+    18 of the chapter's 102 minutes, AVX2 EPYC, 2026-12-04.)"""
+    keys = [(corpus, encoder) for corpus in CORPORA for encoder in ENCODERS]
+    grids = {key: grid_runs(ch, *key) for key in keys}
+    trains: dict[SLMExperiment, bool] = {}   # needs training (else only scoring): ranks the waiting runs
+
+    def jobs(exps: dict[SLMExperiment, tuple[str, ...]], at: MSLMChapter) -> list[Job]:
+        todo = [(at, e, sel) for e, sel in exps.items() if not _evaluated(at, e, sel)]
+        trains.update({e: not is_complete(run_dir(at.store, e)) for _, e, _ in todo})
+        return todo
+
+    def after_grid(key: tuple[str, str]) -> list[Job]:
+        """The cell's runs for Table 2 at the rates its (stored) grid chose, those of its grid among them."""
+        at = _choose_rates(ch, *key)
+        return jobs({e: sel for e, sel in _needed_selections(at, *key).items() if sel}, at)
+
+    def grid_done(key: tuple[str, str]) -> bool:
+        return all(is_complete(run_dir(ch.store, e)) for e in grids[key])
+
+    first: list[Job] = []
+    for key in keys:
+        first += after_grid(key) if grid_done(key) else jobs({e: () for e in grids[key]}, ch)
+    expanded = {key for key in keys if grid_done(key)}
+
+    def then(job: Job, _: None) -> list[Job]:
+        key = (job[1].corpus, job[1].model.encoder)
+        if key in expanded or not grid_done(key):
+            return []
+        expanded.add(key)
+        return after_grid(key)
+
+    def rank(job: Job) -> tuple[bool, bool, bool]:
+        """Training before scoring, PKU (2-3x PTB's time) first, the (directional) MSLMs before the RSLM: the
+        workers of a pool finish nearer together."""
+        exp = job[1]
+        return not trains[exp], exp.corpus != "pku", exp.model.encoder == "rslm"
+
+    run_all(_train_one, first, workers=ch.workers, desc="segmental LM runs", then=then, rank=rank)
 
 
-def _longest_first(runs: list[SLMExperiment]) -> list[SLMExperiment]:
-    """PKU first, the (directional) MSLMs before the RSLM: the workers of a pool finish nearer together."""
-    return sorted(runs, key=lambda e: (e.corpus != "pku", e.model.encoder == "rslm"))
-
-
-def grid_runs(ch: MSLMChapter) -> list[SLMExperiment]:
-    """Every run of the learning-rate grid: each cell's first seed at each of its rates."""
+def grid_runs(ch: MSLMChapter, corpus: str | None = None, encoder: str | None = None) -> list[SLMExperiment]:
+    """Every run of the learning-rate grid (or of one cell's): each cell's first seed at each of its rates."""
     out = []
     for cell, rates in ch.lr_grid.items():
-        corpus, encoder = cell.split("/")
-        out += [slm_experiment(ch, corpus, encoder, seed=ch.seeds_for(corpus, encoder)[0], lr=r) for r in rates]
+        c, e = cell.split("/")
+        if (corpus or c, encoder or e) == (c, e):
+            out += [slm_experiment(ch, c, e, seed=ch.seeds_for(c, e)[0], lr=r) for r in rates]
     return out
 
 
 def lr_grid(ch: MSLMChapter) -> pd.DataFrame:
     """One row per grid run: the cell, the rate, its best dev bpc and dev boundary MCC with their steps, and
-    which selection chose it ("unsupervised", "lightly supervised", both or neither). Trains what is missing."""
+    which selection chose it ("unsupervised", "lightly supervised", both or neither). A grid run missing, the
+    chapter trains first (`train_all`: the grid with what waits on it)."""
     runs = grid_runs(ch)
-    # trained only: which selection each run serves is known once the grid is, and train_all scores those
-    run_all(_train_one, [(ch, e, ()) for e in _longest_first(runs) if not _evaluated(ch, e, ())],
-            workers=ch.workers, desc="learning-rate grid")
+    if not all(is_complete(run_dir(ch.store, e)) for e in runs):
+        train_all(ch)
+    return _grid_table(ch, runs)
+
+
+def _grid_table(ch: MSLMChapter, runs: Sequence[SLMExperiment]) -> pd.DataFrame:
     rows = []
     for exp in runs:
         summary = load_summary(run_dir(ch.store, exp))
@@ -466,7 +506,7 @@ def lr_grid(ch: MSLMChapter) -> pd.DataFrame:
         rows.append({"cell": f"{exp.corpus}/{exp.model.encoder}", "lr": exp.train.lr,
                      "dev_bpc": summary["best_metrics"]["dev_bpc"], "bpc_step": summary["best_step"],
                      "dev_mcc": mcc["metrics"]["dev_mcc"], "mcc_step": mcc["step"]})
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=["cell", "lr", "dev_bpc", "bpc_step", "dev_mcc", "mcc_step"])
     for selection, (column, ascending) in {"unsupervised": ("dev_bpc", True),
                                            "lightly supervised": ("dev_mcc", False)}.items():
         # the best by its criterion; on a tie the smaller rate
@@ -475,13 +515,27 @@ def lr_grid(ch: MSLMChapter) -> pd.DataFrame:
     return out
 
 
+def _choose_rates(ch: MSLMChapter, corpus: str, encoder: str) -> MSLMChapter:
+    """`ch` with the rates of one cell's grid chosen (its runs stored); `ch` itself for a cell without one or
+    whose rates are chosen already."""
+    runs = grid_runs(ch, corpus, encoder)
+    if not runs or all(f"{corpus}/{encoder}/{sel}" in ch.chosen_lr for sel in SELECTIONS):
+        return ch
+    grid = _grid_table(ch, runs)
+    chosen = {f"{r.cell}/{sel}": float(r.lr) for sel in SELECTIONS for r in grid[grid[sel]].itertuples()}
+    return dataclasses.replace(ch, chosen_lr={**ch.chosen_lr, **chosen})
+
+
 def select_learning_rates(ch: MSLMChapter) -> MSLMChapter:
-    """`ch` with each grid cell's rate per selection chosen on the dev set; `ch` itself without a grid."""
+    """`ch` with each grid cell's rate per selection chosen on the dev set (a grid run missing, the chapter
+    trains first: `train_all`); `ch` itself without a grid."""
     if not ch.lr_grid or ch.chosen_lr:
         return ch
-    grid = lr_grid(ch)
-    chosen = {f"{r.cell}/{sel}": float(r.lr) for sel in SELECTIONS for r in grid[grid[sel]].itertuples()}
-    return dataclasses.replace(ch, chosen_lr=chosen)
+    if not all(is_complete(run_dir(ch.store, e)) for e in grid_runs(ch)):
+        train_all(ch)
+    for cell in ch.lr_grid:
+        ch = _choose_rates(ch, *cell.split("/"))
+    return ch
 
 
 def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
