@@ -72,6 +72,8 @@ def run_all(fn: Callable[[T], R], runs: Sequence[T], *, workers: int = 1, desc: 
     were added. rank: of the waiting runs, a free worker takes the one of the smallest rank (ties: the first
     added); default the order added. With both, work that waited on a grid starts beside the rest of the grid
     instead of after it, alone on one core."""
+    if not runs:
+        return []
     added: list[T] = []
     waiting: list[int] = []
     results: dict[int, R] = {}
@@ -107,7 +109,7 @@ def run_all(fn: Callable[[T], R], runs: Sequence[T], *, workers: int = 1, desc: 
         # that had trained three PKU segmental LMs held 7.7 GB (the allocator keeps what a run freed), and a
         # run's memory should not depend on which runs its process did before
         ctx = multiprocessing.get_context("spawn")
-        size = workers if then is not None else min(workers, max(1, len(runs)))
+        size = workers if then is not None else min(workers, len(runs))
         with futures.ProcessPoolExecutor(size, mp_context=ctx, max_tasks_per_child=1,
                                          initializer=_end_with_parent) as pool:
             # runs go to the pool one per free worker, so that `rank` chooses among all that wait, those added
