@@ -399,15 +399,15 @@ def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
     return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}.json"
 
 
+Job = tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]   # a run and the selections to score (none: train only)
+
+
 def _train_one(job: Job) -> None:
     ch, exp, selections = job
     if selections:
         evaluate_run(ch, exp, selections)
     else:
         train_slm(ch.store, exp)
-
-
-Job = tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]   # a run and the selections to score (none: train only)
 
 
 def _needed_selections(ch: MSLMChapter, corpus: str | None = None,
@@ -439,7 +439,7 @@ def train_all(ch: MSLMChapter) -> None:
     longest waiting run first. A cell (corpus/encoder) with a learning-rate grid trains its grid first; once
     that cell's grid is stored its rates are chosen and its further runs join the pool, beside the other cells'
     grids. (Waiting for every grid left the PKU MSLM's second seed training alone on one of the two cores for
-    18 of the chapter's 102 minutes, AVX2 EPYC, 2026-12-04.)"""
+    17 of the chapter's 102 minutes on an AVX2 EPYC; README, *Time to re-run the book*.)"""
     keys = [(corpus, encoder) for corpus in CORPORA for encoder in ENCODERS]
     grids = {key: grid_runs(ch, *key) for key in keys}
     trains: dict[SLMExperiment, bool] = {}   # needs training (else only scoring): ranks the waiting runs
