@@ -47,7 +47,7 @@ class _Reported(tqdm):
     def __init__(self, channel: str, **kw: Any):
         self._channel: str | None = channel
         self._what = {"id": f"{os.getpid()}-{next(_ids)}", "desc": kw.get("desc") or "",
-                      "unit": kw.get("unit", "it"), "initial": kw.get("initial", 0), "total": kw.get("total")}
+                      "unit": kw.get("unit", "it"), "initial": kw.get("initial", 0)}
         self._count = self._what["initial"]
         self._ended = False
         self._t0 = self._sent = time.monotonic()
@@ -72,7 +72,7 @@ class _Reported(tqdm):
             return
         self._sent = time.monotonic()
         # the total as it is now: a pool's grows as runs that waited on others join (`parallel.run_all`)
-        record = {**self._what, "total": getattr(self, "total", self._what["total"]), "n": self._count,
+        record = {**self._what, "total": self.total, "n": self._count,
                   "elapsed": round(self._sent - self._t0, 3),
                   "postfix": getattr(self, "postfix", None) or "", "done": done}
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")

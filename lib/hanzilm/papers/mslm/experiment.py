@@ -458,9 +458,13 @@ def train_all(ch: MSLMChapter) -> None:
         return all(is_complete(run_dir(ch.store, e)) for e in grids[key])
 
     first: list[Job] = []
+    expanded: set[tuple[str, str]] = set()
     for key in keys:
-        first += after_grid(key) if grid_done(key) else jobs({e: () for e in grids[key]}, ch)
-    expanded = {key for key in keys if grid_done(key)}
+        if grid_done(key):
+            expanded.add(key)
+            first += after_grid(key)
+        else:
+            first += jobs({e: () for e in grids[key]}, ch)
 
     def then(job: Job, _: None) -> list[Job]:
         key = (job[1].corpus, job[1].model.encoder)
@@ -521,9 +525,12 @@ def _choose_rates(ch: MSLMChapter, corpus: str, encoder: str) -> MSLMChapter:
     runs = grid_runs(ch, corpus, encoder)
     if not runs or all(f"{corpus}/{encoder}/{sel}" in ch.chosen_lr for sel in SELECTIONS):
         return ch
-    grid = _grid_table(ch, runs)
-    chosen = {f"{r.cell}/{sel}": float(r.lr) for sel in SELECTIONS for r in grid[grid[sel]].itertuples()}
-    return dataclasses.replace(ch, chosen_lr={**ch.chosen_lr, **chosen})
+    return dataclasses.replace(ch, chosen_lr={**ch.chosen_lr, **_chosen(_grid_table(ch, runs))})
+
+
+def _chosen(grid: pd.DataFrame) -> dict[str, float]:
+    """"cell/selection" -> the rate that selection chose, of a grid table."""
+    return {f"{r.cell}/{sel}": float(r.lr) for sel in SELECTIONS for r in grid[grid[sel]].itertuples()}
 
 
 def select_learning_rates(ch: MSLMChapter) -> MSLMChapter:
@@ -531,11 +538,7 @@ def select_learning_rates(ch: MSLMChapter) -> MSLMChapter:
     trains first: `train_all`); `ch` itself without a grid."""
     if not ch.lr_grid or ch.chosen_lr:
         return ch
-    if not all(is_complete(run_dir(ch.store, e)) for e in grid_runs(ch)):
-        train_all(ch)
-    for cell in ch.lr_grid:
-        ch = _choose_rates(ch, *cell.split("/"))
-    return ch
+    return dataclasses.replace(ch, chosen_lr=_chosen(lr_grid(ch)))
 
 
 def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
