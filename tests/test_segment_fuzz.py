@@ -100,3 +100,13 @@ def test_the_cluster_prefilter_misses_no_cluster():
             continue
         for text in (f"中{c}中", c + c, f"{c}a{c}"):
             assert len(cluster.findall(text)) == len(text), (hex(cp), text)
+
+
+def test_the_plain_text_shortcut_holds_no_cluster_class_or_control():
+    # allowed_tags clears a text made only of _PLAIN's characters without the search for break classes: so none
+    # of them may be in one (the class of U+302A, an ideographic tone mark, is why the CJK punctuation block is cut)
+    from hanzilm.papers.mmtnn.tags import _MAY_CLUSTER_OR_CONTROL, _PLAIN
+
+    plain = [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and _PLAIN.fullmatch(chr(cp))]
+    assert len(plain) > 20_000 and "中" in plain and "\u302a" not in plain and "\u200d" not in plain
+    assert not [hex(ord(c)) for c in plain if _MAY_CLUSTER_OR_CONTROL.search(c)]

@@ -4,17 +4,20 @@
 thousand characters, and decoding needs no gradients. The two are kept equal by a test on every model variant
 (`tests/test_cli.py`); the torch model stays the one that is trained.
 
-The character part of every linear map is one product: a (positions x H1) @ (H1 x [W1 | P | Q | cross]) with
-the char-tag terms of the tensor layer folded into `cross`, as `WindowTagger.scores` does per call; here the
-parameters are combined once, at load time.
+The character part of every linear map is one product: a (positions x H1) @ (H1 x [P | Q | linear]), where
+`linear` holds, per previous tag, the char-tag terms of the tensor layer plus W1 (as `WindowTagger.scores`
+builds them per call; here the parameters are combined once, at load time). The start tag is the previous tag
+of a piece's first position only: its part of the hidden layer is computed for those rows alone.
 
-That product is most of a decode and runs at the BLAS's peak (PKU MMTNN + pre-training, PKU test input, one
-thread, AVX2 EPYC, 2026-12-04: 0.93 s of 1.41, 63 GFLOP/s). Tried and left: tables of each window slot's
-characters already multiplied by the maps ((5, V, 1,300) floats, 107 MB for PKU), which turn the product into a
-gather and a sum of five rows: 0.51-0.57 s against the product's 0.80 through scipy's sparse product, 0.72 with
-NumPy's take and add (the gather is memory-bound), single-threaded where the product uses every thread, and
-0.65 s to build at load. Left for the next change of this file: a fifth of the hidden layer (and of `cross`) is
-the start tag's, which only each piece's first position needs (about 8 % of a decode).
+That product is most of a decode and runs at the BLAS's peak. On the PKU test input, one thread, AVX2 EPYC
+(2026-12-05, a random model of the PKU MMTNN's shape, beside the code before in one process; see the note of that
+day): 0.71 s of 1.12, 85 GFLOP/s; the rest is the tensor layer's products of P a and Q a, tanh, the output layer
+(0.25 s) and the search and text handling (0.15 s). Tried and left: tables of each window slot's characters
+already multiplied by the maps ((5, V, 1,300) floats, 107 MB for PKU), which turn the product into a gather and
+a sum of five rows: 0.51-0.57 s against the product's 0.80 through scipy's sparse product, 0.72 with NumPy's take
+and add (the gather is memory-bound), and 0.65 s to build at load; the same with tables of only each batch's
+distinct characters (a fifth of its positions): 2 % faster through scipy, slower with NumPy. tanh as
+1 - 2 / (exp(2x) + 1) (NumPy's float32 exp takes half its tanh's time): no faster on the rows of the product.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 from ...errors import DataError
 from .spec import TaggerSpec
-from .tags import N_TAGS
+from .tags import N_TAGS, START
 from .viterbi import viterbi
 
 
@@ -38,30 +41,34 @@ class NumpyTagger:
         w = {name: np.asarray(v, dtype=np.float32) for name, v in weights.items()}
         self.char = w["char.weight"]
         self.bigram = w.get("bigram.weight")
-        columns = [w["w1.weight"].T]
+        w1 = w["w1.weight"].T                                              # (H1, H2)
         self.tag_part = np.zeros((1, h), np.float32)    # per previous tag: W1_tag t_p (+ the tag-tag term)
+        self.char_maps = w1                             # the character part of the hidden layer, (H1, columns)
         if spec.tag_embedding:
             t = w["tag.weight"]
             self.tag_part = t @ w["w1_tag.weight"].T
-            if spec.tensor:
-                pt = (t @ w["p_tag.weight"].T).reshape(5, h, r)
-                qt = (t @ w["q_tag.weight"].T).reshape(5, h, r)
-                pw = w["p_char.weight"].reshape(h, r, -1)
-                qw = w["q_char.weight"].reshape(h, r, -1)
-                cross = np.einsum("krj,pkr->jpk", pw, qt) + np.einsum("krj,pkr->jpk", qw, pt)
-                self.tag_part = self.tag_part + (pt * qt).sum(-1)
-                # P and Q factor-major, (r, h): the sum over the r factors then runs along contiguous rows of h
-                # (2.7x faster than over the last axis of (h, r))
-                columns += [pw.transpose(2, 1, 0).reshape(-1, r * h), qw.transpose(2, 1, 0).reshape(-1, r * h),
-                            cross.reshape(cross.shape[0], 5 * h)]
-        self.char_maps = np.ascontiguousarray(np.concatenate(columns, axis=1))
+        if spec.tensor:
+            pt = (t @ w["p_tag.weight"].T).reshape(5, h, r)
+            qt = (t @ w["q_tag.weight"].T).reshape(5, h, r)
+            pw = w["p_char.weight"].reshape(h, r, -1)
+            qw = w["q_char.weight"].reshape(h, r, -1)
+            # per previous tag, the char-tag terms and W1 a in one map (H1, 5, H2): W1 a needs no columns of its own
+            linear = np.einsum("krj,pkr->jpk", pw, qt) + np.einsum("krj,pkr->jpk", qw, pt) + w1[:, None, :]
+            self.tag_part = self.tag_part + (pt * qt).sum(-1)
+            # P and Q factor-major, (r, h): the sum over the r factors then runs along contiguous rows of h
+            # (2.7x faster than over the last axis of (h, r))
+            self.char_maps = np.concatenate([pw.transpose(2, 1, 0).reshape(-1, r * h),
+                                             qw.transpose(2, 1, 0).reshape(-1, r * h),
+                                             linear[:, :START].reshape(len(linear), START * h)], axis=1)
+            self.start_maps = np.ascontiguousarray(linear[:, START])        # (H1, H2), the first positions'
+        self.char_maps = np.ascontiguousarray(self.char_maps)
         self.tag_part = self.tag_part + w["w1.bias"]                      # b1 folded in
         self.w2, self.b2 = np.ascontiguousarray(w["w2.weight"].T), w["w2.bias"]
-        n_prev = self.tag_part.shape[0]
-        # W2 once per previous tag, block-diagonal: the output layer of all (position, previous tag) pairs is
-        # one product with the rows of the hidden layer as they lie in memory (no copy)
-        self.w2_blocks = np.kron(np.eye(n_prev, dtype=np.float32), self.w2)   # (n_prev * H2, n_prev * 4)
-        self.b2_blocks = np.tile(self.b2, n_prev)
+        # W2 once per previous tag but the start tag, block-diagonal: the output layer of all (position, previous
+        # tag) pairs is one product with the rows of the hidden layer as they lie in memory, within the rows of the
+        # big product (reshaped to one row per pair they would be copied first: half as slow again)
+        self.w2_blocks = np.kron(np.eye(START, dtype=np.float32), self.w2)   # (4 * H2, 4 * 4)
+        self.b2_blocks = np.tile(self.b2, START)
         self.transition = w.get("transition")
 
     @classmethod
@@ -88,7 +95,8 @@ class NumpyTagger:
         return cls(spec, weights)
 
     def scores(self, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """(B, L, 5, 4): the score of tag t at position i given previous tag p, as WindowTagger.scores."""
+        """(B, L, 5, 4): the score of tag t at position i given previous tag p, as WindowTagger.scores, but for
+        the start tag (p = 4) at the first position only (0 elsewhere: no path goes through it there)."""
         s, h, r = self.spec, self.spec.hidden, self.spec.factors
         chars = batch["chars"]
         nb, length = chars.shape[0], chars.shape[1] - 4
@@ -99,25 +107,34 @@ class NumpyTagger:
             pairs = np.lib.stride_tricks.sliding_window_view(batch["bigrams"], s.window - 1, axis=1)[:, :length]
             a = np.concatenate([a, self.bigram[pairs].reshape(nb * length, -1)], axis=1)
         y = a @ self.char_maps
-        base = y[:, :h]                                                     # W1 a, then + the tensor term
-        if s.tensor:
-            pc = y[:, h:h + h * r].reshape(-1, r, h)
-            qc = y[:, h + h * r:h + 2 * h * r].reshape(-1, r, h)
-            base += np.einsum("nrk,nrk->nk", pc, qc)
-            pre = y[:, h + 2 * h * r:].reshape(-1, 5, h)                    # the char-tag cross terms, in place
-            pre += base[:, None, :]
-            pre += self.tag_part
-        else:
-            pre = base[:, None, :] + self.tag_part                          # (N, 5|1, H2)
+        if not s.tag_embedding:
+            out = (np.tanh(y + self.tag_part) @ self.w2 + self.b2).reshape(nb, length, 1, N_TAGS)
+            if self.transition is not None:
+                return out + self.transition
+            return np.broadcast_to(out, (nb, length, 5, N_TAGS))
+        if s.tensor:                            # the char-char term of the tensor layer, then the rest in place
+            shared = np.einsum("nrk,nrk->nk", y[:, :h * r].reshape(-1, r, h), y[:, h * r:2 * h * r].reshape(-1, r, h))
+            pre = y[:, 2 * h * r:].reshape(-1, START, h)
+            pre += shared[:, None, :]
+        else:                                   # W1 a, the same for every previous tag
+            shared = y
+            pre = np.repeat(y[:, None, :], START, axis=1)
+        pre += self.tag_part[:START]
         np.tanh(pre, out=pre)
-        n_prev = pre.shape[1]
-        out = (pre.reshape(len(a), -1) @ self.w2_blocks + self.b2_blocks).reshape(nb, length, n_prev, N_TAGS)
-        if self.transition is not None:
-            out = out + self.transition
-        elif out.shape[2] == 1:
-            out = np.broadcast_to(out, (nb, length, 5, N_TAGS))
+        out = np.zeros((nb, length, 5, N_TAGS), np.float32)
+        out[:, :, :START] = (pre.reshape(len(a), -1) @ self.w2_blocks + self.b2_blocks).reshape(nb, length, START,
+                                                                                                N_TAGS)
+        if length:  # the start tag, at each piece's first position
+            first = np.arange(nb) * length
+            pre0 = shared[first] + self.tag_part[START]
+            if s.tensor:
+                pre0 += a[first] @ self.start_maps
+            out[:, 0, START] = np.tanh(pre0) @ self.w2 + self.b2
         return out
+
+    decode_scores = scores  # the name the segmenter calls on either engine
 
     def decode(self, batch: dict[str, np.ndarray], allowed: np.ndarray | None = None) -> np.ndarray:
         tags, _ = viterbi(self.scores(batch), batch["lengths"], constrain=self.spec.constrain, allowed=allowed)
         return tags
+

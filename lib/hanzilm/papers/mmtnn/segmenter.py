@@ -35,6 +35,7 @@ from .spec import TaggerSpec
 if TYPE_CHECKING:
     from .tagger import WindowTagger
 from .tags import allowed_tags, tags_to_words
+from .viterbi import viterbi
 
 # every saved segmenter's config.json names this format, the stored ones too: renaming it breaks loading them
 FORMAT = "hanzilm.segmenter/1"
@@ -44,9 +45,11 @@ _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 
 class Segmenter:
     def __init__(self, model: WindowTagger | NumpyTagger, encoder: Encoder, *, rules: bool = True,
-                 max_piece: int = 1000, batch_chars: int = 4096):
+                 max_piece: int = 1000, batch_chars: int = 4096, search_chars: int = 65536):
         # batch_chars 4,096: a batch's hidden activations (about 5 kB per character for MMTNN) stay in cache;
-        # one thread on the PKU test input: 151 k characters/s, 134 k at 16,384 (benchmarks/segment_speed.py)
+        # one thread on the PKU test input: 151 k characters/s, 134 k at 16,384 (benchmarks/segment_speed.py).
+        # The Viterbi search loops over positions with a few NumPy calls each, whatever the number of pieces: it
+        # runs over search_chars at once (the PKU test input: 1,461 steps instead of 8,686 over 4,096)
         if hasattr(model, "eval"):
             model.eval()  # a torch module
         self.model = model
@@ -54,6 +57,7 @@ class Segmenter:
         self.rules = rules
         self.max_piece = max_piece
         self.batch_chars = batch_chars
+        self.search_chars = search_chars
 
     # ---- persistence ----
     def save(self, directory: str | Path) -> None:
@@ -137,33 +141,42 @@ class Segmenter:
     def segment_pieces(self, pieces: Sequence[str]) -> list[list[str]]:
         """Words of each piece (no whitespace inside), decoded in batches of similar length."""
         order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+        lengths = [len(pieces[i]) for i in order]
         result: list[list[str]] = [[] for _ in pieces]
-        k = 0
-        while k < len(order):
-            longest = len(pieces[order[k]])
-            j = k + 1
-            while j < len(order) and (j - k + 1) * max(longest, len(pieces[order[j]])) <= self.batch_chars:
-                longest = max(longest, len(pieces[order[j]]))
-                j += 1
-            group = [pieces[i] for i in order[k:j]]
-            for i, words in zip(order[k:j], self._decode(group)):
+        for a, b in _spans(lengths, self.search_chars):
+            for i, words in zip(order[a:b], self._decode([pieces[i] for i in order[a:b]])):
                 result[i] = words
-            k = j
         return result
 
     def _decode(self, texts: list[str]) -> list[list[str]]:
-        batch = self.encoder.arrays(texts)
+        """Words of `texts` (sorted by length): scored in batches of `batch_chars`, searched in one go."""
+        lengths = np.array([len(t) for t in texts])
+        scores = np.zeros((len(texts), max(lengths), 5, 4), np.float32)
+        for a, b in _spans(lengths, self.batch_chars):
+            part = self.model.decode_scores(self.encoder.arrays(texts[a:b]))
+            scores[a:b, :part.shape[1]] = part
         allowed = None
         if self.rules:
             masks = [allowed_tags(t) for t in texts]
             if any(m is not None for m in masks):
-                length = max(map(len, texts))
-                allowed = np.ones((len(texts), length, 4), dtype=bool)
+                allowed = np.ones((len(texts), scores.shape[1], 4), dtype=bool)
                 for b, m in enumerate(masks):
                     if m is not None:
                         allowed[b, :len(m)] = m
-        tags = self.model.decode(batch, allowed)
+        tags, _ = viterbi(scores, lengths, constrain=self.model.spec.constrain, allowed=allowed)
         return [tags_to_words(t, tags[b]) for b, t in enumerate(texts)]
+
+
+def _spans(lengths: Sequence[int], max_chars: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of consecutive runs of `lengths` (sorted) whose padded size, count x longest, stays within
+    `max_chars` (a single longer one is a run of its own)."""
+    a = 0
+    while a < len(lengths):
+        b = a + 1
+        while b < len(lengths) and (b - a + 1) * lengths[b] <= max_chars:
+            b += 1
+        yield a, b
+        a = b
 
 
 # ---- the command line ----

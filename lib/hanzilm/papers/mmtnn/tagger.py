@@ -121,10 +121,15 @@ class WindowTagger(nn.Module):
         return int(batch["lengths"].sum())
 
     @torch.inference_mode()
+    def decode_scores(self, batch: dict[str, np.ndarray | torch.Tensor]) -> np.ndarray:
+        """`scores` as float32 NumPy, for the Viterbi search, of `Encoder.arrays(texts)` (NumPy, as
+        NumpyTagger takes them) or `Encoder.batch`."""
+        return self.scores({name: torch.as_tensor(v) for name, v in batch.items()}).float().numpy()
+
     def decode(self, batch: dict[str, np.ndarray | torch.Tensor], allowed: np.ndarray | None = None) -> np.ndarray:
-        """Best tags of `Encoder.arrays(texts)` (NumPy, as NumpyTagger.decode takes them) or `Encoder.batch`."""
-        s = self.scores({name: torch.as_tensor(v) for name, v in batch.items()}).float().numpy()
-        tags, _ = viterbi(s, np.asarray(batch["lengths"]), constrain=self.spec.constrain, allowed=allowed)
+        """Best tags of `Encoder.arrays(texts)` or `Encoder.batch`."""
+        tags, _ = viterbi(self.decode_scores(batch), np.asarray(batch["lengths"]), constrain=self.spec.constrain,
+                          allowed=allowed)
         return tags
 
 

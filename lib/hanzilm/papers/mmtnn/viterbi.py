@@ -30,20 +30,28 @@ def viterbi(scores: np.ndarray, lengths: np.ndarray, *, constrain: bool = True,
     first = scores[:, 0, START, :] + trans[START]                  # (B, 4)
     if allowed is not None:
         penalty = np.where(allowed, 0.0, NEG).astype(np.float32)  # (B, L, 4)
-        cur = cur + penalty[:, :, None, :]
+        cur += penalty[:, :, None, :]
         first = first + penalty[:, 0]
     # positions past a sentence's end carry each state over unchanged (0 to itself, NEG to the others), so the
     # loop needs no per-step mask: a finite delta_t + 0 beats delta_p + NEG, and the backpointer is t itself
     past = np.arange(length)[None, :] >= lengths[:, None]
     if past.any():
         cur[past] = np.where(np.eye(4, dtype=bool), 0.0, NEG).astype(np.float32)
-    delta = first
+    # previous tags outermost, (prev, B, cur): each step is a few elementwise NumPy calls on contiguous rows, the
+    # max over the four previous tags and its argmax (the first on a tie, as argmax) by pairs; reducing over the
+    # middle axis of (B, prev, cur) took 3.3x as long per step with the hundreds of pieces a segmenter searches
+    cur = np.ascontiguousarray(cur.transpose(1, 2, 0, 3))          # (L, prev, B, cur)
+    delta = first.T                                                # (prev, B)
     back = np.empty((length, nb, 4), dtype=np.int8)
     back[0] = np.arange(4)
+    cand = np.empty((4, nb, 4), dtype=np.float32)
     for i in range(1, length):
-        cand = delta[:, :, None] + cur[:, i]                       # (B, prev, cur)
-        back[i] = cand.argmax(axis=1)
-        delta = cand.max(axis=1)
+        np.add(delta[:, :, None], cur[i], out=cand)
+        c0, c1, c2, c3 = cand
+        m01, m23 = np.maximum(c0, c1), np.maximum(c2, c3)
+        back[i] = np.where(m23 > m01, (c3 > c2) + np.int8(2), (c1 > c0).view(np.int8))
+        delta = np.maximum(m01, m23).T
+    delta = delta.T
     final = delta + (np.where(VALID_END, 0.0, NEG).astype(np.float32) if constrain else 0.0)
     last = final.argmax(axis=1)
     total = final[np.arange(nb), last]
