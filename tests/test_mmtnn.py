@@ -324,25 +324,52 @@ def test_each_family_trains_at_the_rate_its_dev_f1_chooses(monkeypatch, tmp_path
     assert ex.is_complete(ex.run_dir(chosen, chosen.model(dataset="pku", model="nn")))
 
 
-@pytest.mark.parametrize("stored", [False, True])
-def test_training_order_puts_pretrained_models_last_only_while_the_vectors_are_made(monkeypatch, tmp_path, stored):
+@pytest.mark.parametrize("vectors", [False, True])
+def test_runs_join_the_pool_as_soon_as_their_grid_and_vectors_are_stored(monkeypatch, vectors):
+    """One pool for the chapter (a one-worker pool simulated here, the store a set): every model of the
+    chapter's pages trains once, at the rate its family's grid chose; none before its family's grid is stored
+    nor, pre-trained, before the vectors (which go first); and models wait for their own family's grid only."""
     import dataclasses
 
     from hanzilm.papers.mmtnn import experiment as ex
-    from hanzilm.store import Store
+    from hanzilm.papers.mmtnn.plan import configs
 
-    ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path))
-    cfgs = [ch.model(dataset="pku", model="nn"), ch.model(dataset="pku", model="mmtnn", pretrained=True,
-                                                          bigram=True), ch.model(dataset="pku", model="mmtnn")]
-    seen = []
-    monkeypatch.setattr(ex, "vectors_stored", lambda store, key, data: stored)
-    monkeypatch.setattr(ex, "run_all", lambda fn, jobs, **kw: seen.extend(cfg for _, cfg in jobs))
-    ex.train_all(ch, cfgs)
-    names = [None if c is None else (c.model, c.pretrained) for c in seen]
-    if stored:   # by cost alone: the bigram MMTNN (3x an MMTNN) first
-        assert names == [("mmtnn", True), ("mmtnn", False), ("nn", False)]
-    else:        # the vectors first, beside the random-init models; the pre-trained one waits for them
-        assert names == [None, ("mmtnn", False), ("nn", False), ("mmtnn", True)]
+    ch = dataclasses.replace(ex.configure("smoke"), lr_grid={"nn": (0.1, 0.2), "mmtnn": (0.05, 0.1)})
+    f1 = {("nn", 0.1): 90.0, ("nn", 0.2): 91.0, ("mmtnn", 0.05): 93.0, ("mmtnn", 0.1): 92.0}
+    done: set = {"vectors"} if vectors else set()
+    order: list = []
+    monkeypatch.setattr(ex, "run_dir", lambda ch, cfg: cfg)
+    monkeypatch.setattr(ex, "is_complete", lambda d: d in done)
+    monkeypatch.setattr(ex, "vectors_stored", lambda *a: "vectors" in done)
+    monkeypatch.setattr(ex, "dev_history", lambda ch, c: [{"epoch": 1, "dev_f1": f1[c.model, c.lr]}])
+    monkeypatch.setattr(ex, "training_summary", lambda ch, c: {"wall_time": 1.0})
+
+    def one_worker(fn, runs, *, then, rank, **kw):
+        waiting = list(runs)
+        while waiting:
+            job = min(waiting, key=rank)
+            waiting.remove(job)
+            order.append(job[1])
+            done.add("vectors" if job[1] is None else job[1])
+            waiting += then(job, None)
+
+    monkeypatch.setattr(ex, "run_all", one_worker)
+    ex.train_all(ch)
+    chosen = ex.select_learning_rates(ch)            # reads the grid: nothing left to train
+    assert chosen.lrs == {"nn": 0.2, "mmtnn": 0.05}
+    trained = [c for c in order if c is not None]
+    assert sorted(map(repr, trained)) == sorted(map(repr, configs(chosen)))   # each once, at the chosen rates
+    assert order.count(None) == (not vectors) and (vectors or order[0] is None)
+    grid = set(ex.grid_configs(ch))
+    for i, c in enumerate(trained):
+        if c.pretrained and not vectors:
+            assert None in order[:order.index(c)]
+        if c not in grid and c.model in ch.lr_grid:
+            assert all(g in trained[:i] for g in grid if g.model == c.model), c
+    # the MMTNN family's further runs start while the NN grid is still to train (not after the whole grid)
+    first_mmtnn = min(i for i, c in enumerate(trained) if c.model == "mmtnn" and c not in grid)
+    assert any(g.model == "nn" for g in trained[first_mmtnn:] if g in grid)
+    assert ex.select_learning_rates(dataclasses.replace(ch, lrs={"nn": 0.1})).lrs == {"nn": 0.1}
 
 
 def test_grid_reading_names_edge_choices_and_runs_stopped_by_the_epoch_cap():

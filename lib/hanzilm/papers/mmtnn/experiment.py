@@ -335,22 +335,40 @@ def _train_one(job: tuple[MMTNNChapter, SegmentationConfig | None]) -> None:
         get_segmenter(ch, cfg)
 
 
-def train_all(ch: MMTNNChapter, cfgs: Sequence[SegmentationConfig]) -> None:
-    """Train every segmenter of `cfgs` the store lacks, `ch.workers` at a time (one thread each), costliest
-    first, so that the workers finish together. Where the pre-trained vectors are still to be made they go
-    first, beside the randomly initialised models, and the pre-trained models after those (they wait for the
-    vectors); once the vectors are stored every model takes its turn by cost alone (else the longest run, the
-    PKU bigram model, started last and ran alone at the end)."""
-    todo = [c for c in dict.fromkeys(cfgs) if not is_complete(run_dir(ch, c))]
-    cost = {"crf": 0, "nn": 1, "nn_tag": 2, "mmtnn": 8}
-    waits = any(c.pretrained for c in todo) and not vectors_stored(required(ch.store), ch.word2vec,
-                                                                   corpus_checksums())
-    todo.sort(key=lambda c: (waits and c.pretrained,
-                             -cost[c.model] * (1 + 2 * c.bigram) * (1 if c.dataset == "pku" else 0.3) / c.lr))
-    jobs: list[SegmentationConfig | None] = list(todo)
-    if waits:
-        jobs.insert(0, None)
-    run_all(_train_one, [(ch, c) for c in jobs], workers=ch.workers, threads=TRAIN_THREADS, desc="segmenters")
+def train_all(ch: MMTNNChapter) -> None:
+    """Train every segmenter of the chapter's pages (`plan.configs`) that the store lacks, and the pre-trained
+    vectors, in one pool of `ch.workers` (one thread each). A model waits only for what it needs: the learning-rate
+    grid of its family (the rate it trains at) and, pre-trained, the vectors; the rest train beside them, the
+    vectors first (every pre-trained model waits for them), then the costliest waiting run, so that the workers
+    finish together. (Training the whole grid first left a core idle at its end and started the vectors, 18 minutes,
+    only after it.)"""
+    from .plan import configs
+
+    grid = set(grid_configs(ch))
+    waits_for_grid = set() if ch.lrs else {m for m, _ in GRID_FAMILIES if ch.lr_grid.get(m)}
+    added: set[SegmentationConfig | None] = set()
+
+    def ready() -> list[tuple[MMTNNChapter, SegmentationConfig | None]]:
+        """The runs not yet in the pool that can start now: their rate is known, their vectors stored."""
+        at = _rates_so_far(ch)
+        pending = [c for c in configs(at) if c not in added and not is_complete(run_dir(ch, c))]
+        todo: list[SegmentationConfig | None] = [
+            c for c in pending if c in grid or c.model not in waits_for_grid or c.model in at.lrs]
+        if any(c.pretrained for c in pending) and not vectors_stored(required(ch.store), ch.word2vec,
+                                                                     corpus_checksums()):
+            todo = [c for c in todo if not c.pretrained] + ([None] if None not in added else [])
+        added.update(todo)
+        return [(ch, c) for c in todo]
+
+    def rank(job: tuple[MMTNNChapter, SegmentationConfig | None]) -> float:
+        c = job[1]
+        if c is None:
+            return -math.inf
+        cost = {"crf": 0, "nn": 1, "nn_tag": 2, "mmtnn": 8}[c.model]
+        return -cost * (1 + 2 * c.bigram) * (1 if c.dataset == "pku" else 0.3) / c.lr
+
+    run_all(_train_one, ready(), workers=ch.workers, threads=TRAIN_THREADS, desc="segmenters",
+            then=lambda job, _: ready(), rank=rank)
 
 
 def grid_configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
@@ -360,20 +378,25 @@ def grid_configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
 
 
 def select_learning_rates(ch: MMTNNChapter) -> MMTNNChapter:
-    """`ch` with each family's learning rate chosen by the best dev F1 over its grid (trained now where the
-    store lacks a run); `ch` itself when the profile sets no grid. The chosen runs are grid runs, not retrained."""
+    """`ch` with each family's learning rate chosen by the best dev F1 over its grid (the whole chapter trained
+    now, `train_all`, where the store lacks a grid run); `ch` itself when the profile sets no grid or its rates.
+    The chosen runs are grid runs, not retrained."""
     if not ch.lr_grid or ch.lrs:
         return ch
-    grid = lr_grid(ch)
-    chosen = grid[grid.chosen]
-    return dataclasses.replace(ch, lrs=dict(zip(chosen.family, chosen.lr)))
+    return dataclasses.replace(ch, lrs=_chosen(lr_grid(ch)))
 
 
 def lr_grid(ch: MMTNNChapter) -> pd.DataFrame:
     """One row per grid run: family, lr, best dev F1 and its epoch, epochs trained, training seconds, and
-    whether it is the family's choice (the best dev F1; on a tie the smaller rate)."""
+    whether it is the family's choice (the best dev F1; on a tie the smaller rate). A grid run missing, the
+    chapter trains first (`train_all`)."""
     cfgs = grid_configs(ch)
-    train_all(ch, cfgs)
+    if not all(is_complete(run_dir(ch, c)) for c in cfgs):
+        train_all(ch)
+    return _grid_table(ch, cfgs)
+
+
+def _grid_table(ch: MMTNNChapter, cfgs: Sequence[SegmentationConfig]) -> pd.DataFrame:
     rows = []
     for cfg in cfgs:
         hist = dev_history(ch, cfg)
@@ -385,6 +408,20 @@ def lr_grid(ch: MMTNNChapter) -> pd.DataFrame:
     best = out.sort_values(["best_dev_f1", "lr"], ascending=[False, True]).groupby("family").head(1).index
     out["chosen"] = out.index.isin(best)
     return out
+
+
+def _chosen(grid: pd.DataFrame) -> dict[str, float]:
+    chosen = grid[grid.chosen]
+    return dict(zip(chosen.family, chosen.lr))
+
+
+def _rates_so_far(ch: MMTNNChapter) -> MMTNNChapter:
+    """`ch` with the rates of the families whose grid is stored (each family's choice depends on its grid alone)."""
+    if not ch.lr_grid or ch.lrs:
+        return ch
+    grid = grid_configs(ch)
+    whole = [c for c in grid if all(is_complete(run_dir(ch, g)) for g in grid if g.model == c.model)]
+    return dataclasses.replace(ch, lrs=_chosen(_grid_table(ch, whole))) if whole else ch
 
 
 # ---- the official test sets ----

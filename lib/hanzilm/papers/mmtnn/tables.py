@@ -38,12 +38,10 @@ LABELS = {"crf": "CRF (unigram features)", "nn": "NN (Zheng-style; transition sc
 
 
 def train_chapter(ch: MMTNNChapter) -> None:
-    """Every segmenter of the chapter's pages that the store lacks (`plan.configs`), `ch.workers` at a time.
-    Each table calls it first: whichever page runs first keeps both workers busy until the chapter's last model,
-    instead of one page's few models leaving a worker idle; later pages load."""
-    from .plan import configs
-
-    ex.train_all(ch, configs(ch))
+    """Every segmenter of the chapter's pages that the store lacks, in one pool (`experiment.train_all`). Each
+    table calls it first (after `experiment.chapter`, which trains the chapter when its grid is not stored):
+    whichever page runs first keeps both workers busy until the chapter's last model; later pages load."""
+    ex.train_all(ch)
 
 
 def metric_rows(counts: Counts, metrics: Sequence[str] = METRICS, **keys) -> list[dict]:
