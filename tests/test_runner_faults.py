@@ -302,3 +302,26 @@ def test_book_eta_from_the_last_timings():
     assert runner._eta([10.0, 20.0], 15.0) == "0:20"  # the running notebook is late: its share is spent
     assert runner._eta([None, 20.0], 5.0) == "0:20+?"  # never timed: counted as unknown, not as zero
     assert runner._eta([None], 5.0) == "?"
+
+
+def test_a_growing_pool_reports_no_eta_and_its_total_as_it_grows(monkeypatch):
+    """`run_all(..., then=)`: runs join as others end, so its count says little of the time left; the runs'
+    own bars keep their ETAs."""
+    from hanzilm import parallel
+
+    made = []
+    real = parallel.progress
+    monkeypatch.setattr(parallel, "progress", lambda **kw: made.append(kw) or real(**kw))
+    parallel.run_all(abs, [-1, -2], then=lambda run, result: [run * 10] if run > -10 else [])
+    parallel.run_all(abs, [-1, -2])
+    assert [kw["eta"] for kw in made] == [False, True]
+    pool = {**_run("p", 4, total=17, elapsed=60.0), "desc": "segmenters", "unit": "run", "eta": False}
+    assert progress.running_line(pool) == "segmenters 4/17 run"
+    assert progress.running_line(_run("a", 10)) == "run-a 10/40 step, ETA 0:06"
+    out = io.StringIO()
+    r = progress.Renderer(out, live=True)
+    r.feed([pool])
+    r.feed([{**pool, "n": 5, "total": 19}])
+    assert r._bars[pool["id"]].total == 19 and "<" not in r._bars[pool["id"]].format_meter(
+        **r._bars[pool["id"]].format_dict).split("|")[-1]
+    r.finish()

@@ -77,7 +77,8 @@ def run_all(fn: Callable[[T], R], runs: Sequence[T], *, workers: int = 1, desc: 
     added: list[T] = []
     waiting: list[int] = []
     results: dict[int, R] = {}
-    bar = progress(total=len(runs), desc=desc, unit=unit)
+    # with `then` the count grows as runs join, and an ETA from it would be a guess (the runs' own bars have theirs)
+    bar = progress(total=len(runs), desc=desc, unit=unit, eta=then is None)
 
     def add(more: Sequence[T]) -> None:
         if added and more:

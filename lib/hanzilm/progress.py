@@ -26,17 +26,23 @@ from tqdm import tqdm
 CHANNEL_ENV = "HANZILM_PROGRESS_FILE"
 REPORT_EVERY = 0.5  # seconds between two reports of a bar (its first and last state are always reported)
 _ids = itertools.count()
+NO_ETA = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"  # tqdm's bar without the time left
 
 
-def progress(total: int, desc: str, unit: str = "it", initial: int = 0, enabled: bool = True) -> tqdm:
+def progress(total: int, desc: str, unit: str = "it", initial: int = 0, enabled: bool = True,
+             eta: bool = True) -> tqdm:
+    """A bar for `total` units of work. eta=False: no time left is shown, for a count that says little of the
+    time (a pool whose runs differ tenfold in length and whose total grows as runs join)."""
     env, tty = os.environ.get("HANZILM_PROGRESS", ""), sys.stderr.isatty()
     show = enabled and env != "0" and (tty or env == "1")
     # Off a terminal every refresh is kept in the output: refresh rarely there.
     kw = dict(total=total, initial=initial, desc=desc, unit=unit, disable=not show,
               mininterval=1.0 if tty else 5.0, dynamic_ncols=True, file=sys.stderr)
+    if not eta:
+        kw["bar_format"] = NO_ETA
     channel = os.environ.get(CHANNEL_ENV)
     if enabled and channel:
-        return _Reported(channel, **kw)
+        return _Reported(channel, eta=eta, **kw)
     return tqdm(**kw)
 
 
@@ -44,10 +50,10 @@ class _Reported(tqdm):
     """A tqdm bar that also reports its state to the side channel, drawn or not. A disabled tqdm counts
     nothing, so the count is kept here."""
 
-    def __init__(self, channel: str, **kw: Any):
+    def __init__(self, channel: str, eta: bool = True, **kw: Any):
         self._channel: str | None = channel
         self._what = {"id": f"{os.getpid()}-{next(_ids)}", "desc": kw.get("desc") or "",
-                      "unit": kw.get("unit", "it"), "initial": kw.get("initial", 0)}
+                      "unit": kw.get("unit", "it"), "initial": kw.get("initial", 0), "eta": eta}
         self._count = self._what["initial"]
         self._ended = False
         self._t0 = self._sent = time.monotonic()
@@ -132,10 +138,11 @@ def _measured(record: dict[str, Any]) -> tuple[str, str, float, float]:
 
 
 def running_line(record: dict[str, Any]) -> str:
-    """A run still going, in a few words: its count and, given a total, its ETA from its own rate."""
+    """A run still going, in a few words: its count and, given a total, its ETA from its own rate (unless it
+    reports none)."""
     amount, unit, _, rate = _measured(record)
     total = record.get("total")
-    if not total:
+    if not total or not record.get("eta", True):
         return f"{record.get('desc') or 'run'} {amount} {unit}"
     eta = fmt_seconds((total - record["n"]) / rate) if rate > 0 else "?"
     return f"{record.get('desc') or 'run'} {amount} {unit}, ETA {eta}"
@@ -205,8 +212,9 @@ class Renderer:
         if bar is None:
             bar = self._bars[r["id"]] = tqdm(total=r.get("total"), initial=r.get("initial", 0), desc=r.get("desc"),
                                              unit=r.get("unit", "it"), file=self.stream, leave=False,
-                                             dynamic_ncols=True, mininterval=0)
-        bar.n = r["n"]
+                                             dynamic_ncols=True, mininterval=0,
+                                             bar_format=None if r.get("eta", True) else NO_ETA)
+        bar.total, bar.n = r.get("total"), r["n"]   # a pool's total grows as runs join
         bar.set_postfix_str(r.get("postfix") or "", refresh=False)
         bar.refresh()
 
