@@ -57,6 +57,26 @@ def test_viterbi_matches_brute_force(constrain):
         assert path_scores(scores[b:b + 1], tags[b:b + 1], lengths[b:b + 1])[0] == pytest.approx(best, abs=1e-4)
 
 
+def test_viterbi_breaks_ties_as_argmax_does():
+    """The search takes its max over previous tags by pairs: on a tie it keeps the first previous tag, as
+    argmax, so the decoded paths of the stored models are those of the plain recursion below."""
+    rng = np.random.default_rng(2)
+    lengths = np.array([7, 3, 1, 6])
+    scores = rng.integers(-1, 2, size=(len(lengths), 7, 5, 4)).astype(np.float32)   # ties everywhere
+    trans = np.where(VALID, 0.0, -1e9).astype(np.float32)
+    tags, _ = viterbi(scores, lengths)
+    for b, n in enumerate(lengths):
+        delta, back = scores[b, 0, START] + trans[START], []
+        for i in range(1, n):
+            cand = delta[:, None] + scores[b, i, :4] + trans[:4]
+            back.append(cand.argmax(axis=0))
+            delta = cand.max(axis=0)
+        path = [int((delta + np.where(VALID_END, 0.0, -1e9)).argmax())]
+        for bp in reversed(back):
+            path.insert(0, int(bp[path[0]]))
+        assert tags[b, :n].tolist() == path
+
+
 def test_viterbi_allowed_mask_and_loss_augmentation():
     rng = np.random.default_rng(1)
     scores = rng.normal(size=(1, 4, 5, 4)).astype(np.float32)

@@ -137,4 +137,3 @@ class NumpyTagger:
     def decode(self, batch: dict[str, np.ndarray], allowed: np.ndarray | None = None) -> np.ndarray:
         tags, _ = viterbi(self.scores(batch), batch["lengths"], constrain=self.spec.constrain, allowed=allowed)
         return tags
-
