@@ -2,14 +2,18 @@
 (if installed) pkuseg, the tools people would otherwise use; plus MMTNN training time per epoch on full PKU.
 
     .venv/bin/python benchmarks/segment_speed.py [--profile cpu] [--threads 2] [--repeats 3] [--train-steps 100]
-                                                 [--one]
+                                                 [--one] [--against REV]
 
 The segmenters are the chapter's trained models, loaded as `hanzilm segment` loads them (NumPy engine) (`hanzilm
 paper run --profile cpu --only 'mmtnn/*'` trains them; this script trains them first if they are missing); `--one`
 times only the PKU MMTNN with pre-training (`hanzilm segment`'s default model), which, on an empty model store,
 trains in about 40 minutes rather than the three's hour and more. F is the bakeoff F-measure (our scorer, official gold and
 training word list). Decoding speed is the best of `--repeats` runs over the whole test input, characters per
-second; ratios are against jieba measured in the same run. Training time per epoch is extrapolated from
+second, the systems timed in turn round after round (machine load hits all alike); ratios are against jieba
+measured in the same run. `--against REV` also times each of our segmenters as the package at git revision REV
+decodes it (`git archive` into a temporary directory, imported under another name; what it imports by absolute
+name is today's), on the same saved model, and prints the speed ratio and whether the output is the same: a
+change to the decoder measured in one process. Training time per epoch is extrapolated from
 `--train-steps` max-margin steps on a copy of the model, and reported beside the per-epoch time recorded by the
 chapter's own training run. pkuseg is a benchmark-only extra: `pip install --no-build-isolation pkuseg`.
 """
@@ -18,10 +22,17 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
+import io
 import math
 import os
+import re
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 
 from hanzilm.cliutil import set_threads
 
@@ -37,13 +48,30 @@ from hanzilm.store import load_summary  # noqa: E402
 from hanzilm.train import make_optimizer  # noqa: E402
 
 
-def _timed(fn, lines, repeats):
-    best, out = math.inf, None
+def _timed(systems: dict, lines, repeats: int) -> dict[str, tuple[list, float]]:
+    """name -> (output, best seconds) of each system over `lines`, the systems in turn, `repeats` rounds."""
+    best, out = dict.fromkeys(systems, math.inf), {}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn(lines)
-        best = min(best, time.perf_counter() - t0)
-    return out, best
+        for name, fn in systems.items():
+            t0 = time.perf_counter()
+            out[name] = fn(lines)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return {name: (out[name], best[name]) for name in systems}
+
+
+def _segmenter_at(rev: str):
+    """The `Segmenter` class of hanzilm at git revision `rev`, imported as `hanzilm_at_<rev>`."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(["git", "archive", rev, "lib/hanzilm"], cwd=root, capture_output=True)
+    if archive.returncode:
+        raise SystemExit(f"--against {rev}: {archive.stderr.decode().strip()}")
+    tmp = Path(tempfile.mkdtemp(prefix="hanzilm-at-"))
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(tmp, filter="data")
+    name = "hanzilm_at_" + re.sub(r"\W", "_", rev)
+    (tmp / "lib" / "hanzilm").rename(tmp / name)
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module(f"{name}.papers.mmtnn.segmenter").Segmenter
 
 
 def _matmul_gflops(repeats: int = 50) -> float:
@@ -69,6 +97,7 @@ def main() -> None:
     ap.add_argument("--train-steps", type=int, default=100)
     ap.add_argument("--one", action="store_true", help="only the PKU MMTNN with pre-training (`hanzilm segment`'s "
                     "default), not the chapter's three segmenters")
+    ap.add_argument("--against", metavar="REV", help="also decode with the package at this git revision")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ.setdefault("HANZILM_PROGRESS", "0")
@@ -83,11 +112,14 @@ def main() -> None:
                 "MMTNN (ours)": dict(model="mmtnn"), "NN, Zheng-style (ours)": dict(model="nn")}
     if args.one:
         variants = {"MMTNN + pre-training (ours)": dict(model="mmtnn", pretrained=True)}
+    before = _segmenter_at(args.against) if args.against else None
     for name, fields in variants.items():
         cfg = ch.model(dataset="pku", **fields)
         ex.train_segmenter(ch, cfg)  # from the model store, or trained now
         # as users load it (`hanzilm segment`, `hanzilm.papers.mmtnn.load`): the saved segmenter, NumPy engine
         systems[name] = Segmenter.load(ex.segmenter_path(ch, cfg)).segment_lines
+        if before is not None:
+            systems[f"{name} @ {args.against}"] = before.load(ex.segmenter_path(ch, cfg)).segment_lines
     import jieba
 
     jieba.setLogLevel(60)
@@ -101,18 +133,22 @@ def main() -> None:
     except ImportError:
         print("pkuseg not installed (pip install --no-build-isolation pkuseg): skipped")
 
-    rows = []
-    for name, fn in systems.items():
-        out, secs = _timed(fn, lines, args.repeats)
-        out = [[w for w in line if w.strip()] for line in out]
+    rows, outputs = [], {}
+    for name, (out, secs) in _timed(systems, lines, args.repeats).items():
+        out = outputs[name] = [[w for w in line if w.strip()] for line in out]
         f1 = score(words, gold, out).total.f1
         rows.append((name, f1, n_chars / secs))
     base = dict((n, s) for n, _, s in rows)["jieba (default)"]
     print(f"PKU test input: {len(lines)} lines, {n_chars} characters; torch threads {args.threads}; "
           f"{_matmul_gflops():.0f} GFLOP/s in NumPy's product of the MMTNN decode's shape in this process")
-    print(f"{'system':40s} {'F':>6s} {'chars/s':>10s} {'vs jieba':>9s}")
+    print(f"{'system':50s} {'F':>6s} {'chars/s':>10s} {'vs jieba':>9s}")
     for name, f1, speed in rows:
-        print(f"{name:40s} {100 * f1:6.2f} {speed:10.0f} {speed / base:9.2f}")
+        print(f"{name:50s} {100 * f1:6.2f} {speed:10.0f} {speed / base:9.2f}")
+    speeds = {name: speed for name, _, speed in rows}
+    for name in variants if args.against else ():
+        old = f"{name} @ {args.against}"
+        print(f"{name}: {speeds[name] / speeds[old]:.2f}x the speed at {args.against}, output "
+              + ("the same" if outputs[name] == outputs[old] else "DIFFERENT"))
 
     # training time per epoch (full PKU stand-in, 90 % split), MMTNN
     cfg = ch.model(dataset="pku", model="mmtnn", pretrained=args.one)
