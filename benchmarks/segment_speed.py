@@ -21,12 +21,14 @@ chapter's own training run. pkuseg is a benchmark-only extra: `pip install --no-
 from __future__ import annotations
 
 import argparse
+import atexit
 import copy
 import importlib
 import io
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -66,6 +68,7 @@ def _segmenter_at(rev: str):
     if archive.returncode:
         raise SystemExit(f"--against {rev}: {archive.stderr.decode().strip()}")
     tmp = Path(tempfile.mkdtemp(prefix="hanzilm-at-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(tmp, filter="data")
     name = "hanzilm_at_" + re.sub(r"\W", "_", rev)
