@@ -420,7 +420,8 @@ def _rates_so_far(ch: MMTNNChapter) -> MMTNNChapter:
     if not ch.lr_grid or ch.lrs:
         return ch
     grid = grid_configs(ch)
-    whole = [c for c in grid if all(is_complete(run_dir(ch, g)) for g in grid if g.model == c.model)]
+    waiting = {c.model for c in grid if not is_complete(run_dir(ch, c))}
+    whole = [c for c in grid if c.model not in waiting]
     return dataclasses.replace(ch, lrs=_chosen(_grid_table(ch, whole))) if whole else ch
 
 
