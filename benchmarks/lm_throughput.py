@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/lm_throughput.py [--layers 4 --heads 4 --embd 128 --block 256 --batch 16
                                                   --vocab 5260 --senses 16 --steps 20 --threads 2
                                                   [--zipf | --corpus] [--bf16] [--compile] [--torch-ce]
-                                                  [--nanogpt /path/to/nanoGPT/model.py ...]]
+                                                  [--nanogpt /path/to/nanoGPT/model.py ...] [--profile]]
 
 Training: forward + backward + clip + AdamW step on random token blocks, the models interleaved round by
 round in one process (so machine load hits both alike; every other round in reverse order, so neither always
@@ -34,6 +34,11 @@ precision="bf16": fp32 weights and optimizer, the loss in fp32). `--compile` add
 under `torch.compile` (inductor: the trainer's `Runtime(compile="inductor")`; needs a C++ compiler on the CPU).
 `--torch-ce` adds each of our models with `F.cross_entropy` in place of `hanzilm.softmax.cross_entropy`, the
 loss the models train with (2026-12-03, AVX2 EPYC, corpus tokens: the GPT's step 3 % shorter with ours).
+`--profile` times nothing: it profiles `--steps` training steps of each model and prints where a step's time goes
+(matmuls, attention and the sense mix, GELU, the log-softmax, layer norms, the optimizer), the matmuls' GFLOP/s
+beside the baseline's, and how much faster a step could be if everything but its matmuls and attention were free.
+2026-12-05, AVX2 EPYC, `--corpus --steps 10 --profile`: GPT-2's matmuls at 72-78 % of the baseline and its
+attention are 73-76 % of its step (at most 1.32-1.38x faster with the rest free); the Backpack's 66-75 %.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from hanzilm.memory import keep_freed_memory
 from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
 from hanzilm.papers.backpack.gpt import GPT, MLP, GPTConfig
 from hanzilm.train import TrainConfig, make_optimizer
+from step_parts import print_parts, profile_parts
 
 
 def main() -> None:
@@ -74,6 +80,8 @@ def main() -> None:
     ap.add_argument("--torch-ce", action="store_true", help="also our models with torch's F.cross_entropy")
     ap.add_argument("--nanogpt", type=Path, action="append", default=[],
                     help="nanoGPT's model.py (outside this repository): time its GPT too (repeatable)")
+    ap.add_argument("--profile", action="store_true", help="only profile --steps training steps of each model: "
+                    "where a step's time goes, part by part (benchmarks/step_parts.py)")
     ap.add_argument("--glibc-default", action="store_true", help="leave malloc at glibc's defaults (as nanoGPT "
                     "runs) instead of the trainer's keep_freed_memory")
     a = ap.parse_args()
@@ -123,7 +131,6 @@ def main() -> None:
             name = "nanogpt" if i == 0 else f"nanogpt-{i + 1}"
             nano = _nanogpt(path, a, name)
             models[name], autocast[name] = nano, False
-            # its train.py hands the model contiguous (x, y) from its loader: split them outside the timing
             losses[name] = lambda xy, m=nano: m(*xy)[1]
     tcfg = TrainConfig(lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1, grad_clip=1.0)
     opts = {name: make_optimizer(m, tcfg) for name, m in models.items()}
@@ -138,25 +145,34 @@ def main() -> None:
             return torch.multinomial(p / p.sum(), a.batch * (a.block + 1), replacement=True).view(a.batch, -1)
         return torch.randint(0, a.vocab, (a.batch, a.block + 1))
 
+    def step(name: str, x: torch.Tensor) -> None:
+        """One training step of model `name` on the block batch x (B, T+1)."""
+        m = models[name]
+        m.train()
+        # nanoGPT's train.py hands the model contiguous (x, y) from its loader
+        inputs = (x[:, :-1].contiguous(), x[:, 1:].contiguous()) if name.startswith("nanogpt") else x
+        with (torch.autocast("cpu", dtype=torch.bfloat16) if autocast[name] else contextlib.nullcontext()):
+            loss = losses[name](inputs)
+        loss.float().backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opts[name].step()
+        opts[name].zero_grad(set_to_none=True)
+
+    if a.profile:
+        profile_steps(models, step, batch, a.steps)
+        return
+
     times: dict[str, list[float]] = {name: [] for name in models}
     gflops: list[float] = []
     mm = torch.randn(2048, 2048)
     for rnd in range(a.steps + 3):
         x = batch()
-        xy = (x[:, :-1].contiguous(), x[:, 1:].contiguous())
         t0 = time.perf_counter()
         mm @ mm
         gflops.append(2 * 2048**3 / (time.perf_counter() - t0) / 1e9)
-        for name, m in (models.items() if rnd % 2 == 0 else reversed(models.items())):
-            m.train()
+        for name in (models if rnd % 2 == 0 else reversed(models)):
             t0 = time.perf_counter()
-            inputs = xy if name.startswith("nanogpt") else x
-            with (torch.autocast("cpu", dtype=torch.bfloat16) if autocast[name] else contextlib.nullcontext()):
-                loss = losses[name](inputs)
-            loss.float().backward()
-            torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
-            opts[name].step()
-            opts[name].zero_grad(set_to_none=True)
+            step(name, x)
             if rnd >= 3:
                 times[name].append(time.perf_counter() - t0)
 
@@ -220,6 +236,41 @@ def main() -> None:
         print(f"  {nano}: {path}")
         for name in [n for n in ("gpt", "gpt-erf-gelu", "gpt-bf16", "gpt-compiled") if n in step]:
             print(f"    our {name} / {nano} (fp32, same batches): {step[nano] / step[name]:.2f}x")
+
+
+# torch operators (by their own time) -> the part of a GPT-2 or Backpack training step they belong to
+STEP_PARTS = (
+    ("matmuls: linear layers, the tied output layer", ("aten::mm", "aten::addmm")),
+    ("attention (SDPA), the Backpack's sense mix", ("aten::_scaled_dot_product", "aten::bmm", "aten::baddbmm",
+                                                    "aten::_softmax")),
+    ("GELU", ("aten::gelu",)),
+    ("log-softmax over the vocabulary", ("aten::sub", "aten::exp", "aten::amax", "aten::gather",
+                                         "aten::scatter_add", "aten::_log_softmax", "aten::nll_loss")),
+    ("layer norms", ("aten::native_layer_norm",)),
+    ("optimizer (AdamW), gradient clipping", ("Optimizer.", "aten::_foreach", "aten::lerp", "aten::addcdiv",
+                                              "aten::addcmul", "aten::sqrt", "aten::linalg_vector_norm")),
+)
+
+
+def profile_steps(models: dict, step, batch, steps: int) -> None:
+    """Where the time of `steps` training steps of each model goes (see STEP_PARTS and step_parts.py)."""
+    gflops = statistics.median(_matmul_gflops() for _ in range(3))
+    print(f"baseline: fp32 2048^2 matmul {gflops:.0f} GFLOP/s")
+    bound = [name for name, _ in STEP_PARTS[:2]]
+    for name in models:
+        step(name, batch())  # warm-up
+        seconds, flops = profile_parts([lambda x=batch(), name=name: step(name, x) for _ in range(steps)],
+                                       STEP_PARTS)
+        print(f"\n{name}: {steps} steps, {sum(seconds.values()) / steps * 1e3:.0f} ms a step under the profiler")
+        print_parts(seconds, flops, STEP_PARTS, gflops, bound_by=bound)
+
+
+def _matmul_gflops(n: int = 2048) -> float:
+    a = torch.randn(n, n)
+    a @ a
+    t0 = time.perf_counter()
+    a @ a
+    return 2 * n**3 / (time.perf_counter() - t0) / 1e9
 
 
 def _erf_gelu_forward(self: MLP, x: torch.Tensor) -> torch.Tensor:

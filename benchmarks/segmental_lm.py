@@ -10,7 +10,9 @@ Workloads (the anchor's: PKU, k = 5, dim 256, 2,048-character batches; and PTB, 
   * lattice: `log_marginal` forward + backward alone on the same batch shapes, for k = 5 and 10;
   * `--profile CELL`: where a training step of the cpu profile's run of that cell goes (torch.profiler,
     operators' own time, within pools), grouped into the step's parts, with the matmuls' achieved GFLOP/s beside
-    the baseline's: matmuls near the baseline's rate leave little to gain but fewer or cheaper FLOPs (bfloat16).
+    the baseline's: matmuls near the baseline's rate leave little to gain but fewer or cheaper FLOPs (bfloat16);
+    its last line bounds what removing everything else could give (2026-12-05, AVX2 EPYC, fp32: the matmuls and
+    LSTMs, at 76-80 % of the baseline, are 75 % of the PKU MSLM's step, so at most 1.33x faster in fp32).
 Baseline in the same process: fp32 2048x2048 torch.mm GFLOP/s (anchors.md: ~172 GFLOP/s on an idle machine,
 where the authors' code trains at ~1.17 k characters/s). Each throughput is also printed scaled to that
 matmul speed ("@anchor"), which removes most of the noise of a busy machine.
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections import defaultdict
 
 import torch
 
@@ -34,6 +35,7 @@ from hanzilm.papers.mslm.model import SLMConfig, SegmentalLM
 from hanzilm.papers.mslm.lattice import log_marginal
 from hanzilm.papers.mslm.data import CharBatches
 from hanzilm.papers.mslm.experiment import MAX_SEG_LEN, load_data
+from step_parts import print_parts, profile_parts
 
 ANCHOR_GFLOPS, ANCHOR_AUTHORS_CHARS_S = 172.0, 1170.0
 
@@ -94,8 +96,6 @@ STEP_PARTS = (
 def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
     """Print where the time of `steps` training steps of the cpu profile's run of `encoder` on `corpus` goes
     (see STEP_PARTS; "the rest": everything else, the lattice's many small operators among it)."""
-    from torch.profiler import ProfilerActivity, profile
-
     from hanzilm.papers.mslm.experiment import configure, slm_experiment
 
     ch = configure("cpu")
@@ -117,16 +117,7 @@ def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
         opt.zero_grad(set_to_none=True)
 
     step(sample[0])  # warm-up
-    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
-        for b in sample[1:]:
-            step(b)
-    events = prof.key_averages()
-    total = sum(e.self_cpu_time_total for e in events)
-    seconds, flops = defaultdict(float), defaultdict(float)
-    for e in events:
-        part = next((name for name, prefixes in STEP_PARTS if e.key.startswith(prefixes)), "the rest")
-        seconds[part] += e.self_cpu_time_total / 1e6
-        flops[part] += e.flops or 0
+    seconds, flops = profile_parts((lambda b=b: step(b) for b in sample[1:]), STEP_PARTS)
     chars = sum(int(b["lengths"].sum()) for b in sample[1:])
     # the profiler counts no FLOPs for oneDNN's LSTMs: 4 gates from x and h (16 D^2) per row and step, backward
     # twice the forward; the decoder has a row per character (start position) and K + 1 steps, the RSLM's
@@ -135,11 +126,8 @@ def profile_step(corpus: str, encoder: str, steps: int, gflops: float) -> None:
     flops[STEP_PARTS[1][0]] = 3 * chars * steps_per_char * 16 * dim * dim
     print(f"\nwhere a training step goes: the cpu profile's {corpus} {encoder} (dim {dim}, "
           f"{exp.batch_chars:,}-character batches, packed within pools, {'bf16' if bf16 else 'fp32'}), {steps} steps: "
-          f"{chars / (total / 1e6):.0f} chars/s under the profiler")
-    for part in [name for name, _ in STEP_PARTS] + ["the rest"]:
-        rate = flops[part] / seconds[part] / 1e9
-        rate = f"  {rate:5.0f} GFLOP/s = {rate / gflops:.0%} of the baseline's" if rate > 1 else ""
-        print(f"  {part:66s} {seconds[part] / (total / 1e6):6.1%}{rate}")
+          f"{chars / sum(seconds.values()):.0f} chars/s under the profiler")
+    print_parts(seconds, flops, STEP_PARTS, gflops, bound_by=[name for name, _ in STEP_PARTS[:2]])
 
 
 def lattice_us_per_char(corpus: str, K: int, steps: int, batch_chars: int = 2048) -> float:
