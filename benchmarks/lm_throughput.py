@@ -145,21 +145,23 @@ def main() -> None:
             return torch.multinomial(p / p.sum(), a.batch * (a.block + 1), replacement=True).view(a.batch, -1)
         return torch.randint(0, a.vocab, (a.batch, a.block + 1))
 
-    def step(name: str, x: torch.Tensor) -> None:
-        """One training step of model `name` on the block batch x (B, T+1)."""
+    def inputs(name: str, x: torch.Tensor):
+        """What model `name` trains on, made outside the timing: the block batch x (B, T+1), or for nanoGPT the
+        contiguous (x, y) its train.py hands the model from its loader."""
+        return (x[:, :-1].contiguous(), x[:, 1:].contiguous()) if name.startswith("nanogpt") else x
+
+    def train_step(name: str, data) -> None:
         m = models[name]
         m.train()
-        # nanoGPT's train.py hands the model contiguous (x, y) from its loader
-        inputs = (x[:, :-1].contiguous(), x[:, 1:].contiguous()) if name.startswith("nanogpt") else x
         with (torch.autocast("cpu", dtype=torch.bfloat16) if autocast[name] else contextlib.nullcontext()):
-            loss = losses[name](inputs)
+            loss = losses[name](data)
         loss.float().backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opts[name].step()
         opts[name].zero_grad(set_to_none=True)
 
     if a.profile:
-        profile_steps(models, step, batch, a.steps)
+        profile_steps(models, train_step, lambda name: inputs(name, batch()), a.steps)
         return
 
     times: dict[str, list[float]] = {name: [] for name in models}
@@ -171,8 +173,9 @@ def main() -> None:
         mm @ mm
         gflops.append(2 * 2048**3 / (time.perf_counter() - t0) / 1e9)
         for name in (models if rnd % 2 == 0 else reversed(models)):
+            batch_of_model = inputs(name, x)
             t0 = time.perf_counter()
-            step(name, x)
+            train_step(name, batch_of_model)
             if rnd >= 3:
                 times[name].append(time.perf_counter() - t0)
 
@@ -252,15 +255,16 @@ STEP_PARTS = (
 )
 
 
-def profile_steps(models: dict, step, batch, steps: int) -> None:
-    """Where the time of `steps` training steps of each model goes (see STEP_PARTS and step_parts.py)."""
+def profile_steps(models: dict, train_step, batch, steps: int) -> None:
+    """Where the time of `steps` training steps of each model goes (see STEP_PARTS and step_parts.py);
+    `batch(name)` makes a batch for model `name`."""
     gflops = statistics.median(_matmul_gflops() for _ in range(3))
     print(f"baseline: fp32 2048^2 matmul {gflops:.0f} GFLOP/s")
     bound = [name for name, _ in STEP_PARTS[:2]]
     for name in models:
-        step(name, batch())  # warm-up
-        seconds, flops = profile_parts([lambda x=batch(), name=name: step(name, x) for _ in range(steps)],
-                                       STEP_PARTS)
+        train_step(name, batch(name))  # warm-up
+        batches = [batch(name) for _ in range(steps)]
+        seconds, flops = profile_parts([lambda x=x, name=name: train_step(name, x) for x in batches], STEP_PARTS)
         print(f"\n{name}: {steps} steps, {sum(seconds.values()) / steps * 1e3:.0f} ms a step under the profiler")
         print_parts(seconds, flops, STEP_PARTS, gflops, bound_by=bound)
 
