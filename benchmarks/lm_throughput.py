@@ -58,7 +58,7 @@ from hanzilm.memory import keep_freed_memory
 from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
 from hanzilm.papers.backpack.gpt import GPT, MLP, GPTConfig
 from hanzilm.train import TrainConfig, make_optimizer
-from step_parts import print_parts, profile_parts
+from step_parts import matmul_gflops, print_parts, profile_parts
 
 
 def main() -> None:
@@ -258,7 +258,7 @@ STEP_PARTS = (
 def profile_steps(models: dict, train_step, batch, steps: int) -> None:
     """Where the time of `steps` training steps of each model goes (see STEP_PARTS and step_parts.py);
     `batch(name)` makes a batch for model `name`."""
-    gflops = statistics.median(_matmul_gflops() for _ in range(3))
+    gflops = matmul_gflops()
     print(f"baseline: fp32 2048^2 matmul {gflops:.0f} GFLOP/s")
     bound = [name for name, _ in STEP_PARTS[:2]]
     for name in models:
@@ -267,14 +267,6 @@ def profile_steps(models: dict, train_step, batch, steps: int) -> None:
         seconds, flops = profile_parts([lambda x=x, name=name: train_step(name, x) for x in batches], STEP_PARTS)
         print(f"\n{name}: {steps} steps, {sum(seconds.values()) / steps * 1e3:.0f} ms a step under the profiler")
         print_parts(seconds, flops, STEP_PARTS, gflops, bound_by=bound)
-
-
-def _matmul_gflops(n: int = 2048) -> float:
-    a = torch.randn(n, n)
-    a @ a
-    t0 = time.perf_counter()
-    a @ a
-    return 2 * n**3 / (time.perf_counter() - t0) / 1e9
 
 
 def _erf_gelu_forward(self: MLP, x: torch.Tensor) -> torch.Tensor:

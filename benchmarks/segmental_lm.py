@@ -35,18 +35,9 @@ from hanzilm.papers.mslm.model import SLMConfig, SegmentalLM
 from hanzilm.papers.mslm.lattice import log_marginal
 from hanzilm.papers.mslm.data import CharBatches
 from hanzilm.papers.mslm.experiment import MAX_SEG_LEN, load_data
-from step_parts import print_parts, profile_parts
+from step_parts import matmul_gflops, print_parts, profile_parts
 
 ANCHOR_GFLOPS, ANCHOR_AUTHORS_CHARS_S = 172.0, 1170.0
-
-
-def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    torch.mm(a, b)
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        torch.mm(a, b)
-    return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
 
 
 def spread_over_epoch(batches: CharBatches, n: int) -> list[int]:

@@ -1,5 +1,6 @@
 """Where a training step's time goes, part by part, from torch.profiler's table of operators (their own time):
-the benchmarks' `--profile` options share it (`segmental_lm.py`, `lm_throughput.py`).
+the benchmarks' `--profile` options share it (`segmental_lm.py`, `lm_throughput.py`), and the same-process matmul
+baseline both report against (`matmul_gflops`).
 
 A step's parts are named by the operators that make them up (name prefixes); the matmul parts are printed with
 their achieved GFLOP/s beside the same process's 2048^2 matmul baseline, and the report ends with the bound the
@@ -8,13 +9,25 @@ parts set: if every part but the named compute-bound ones took no time at all, h
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
+import torch
 from torch.profiler import ProfilerActivity, profile
 
 Parts = Sequence[tuple[str, tuple[str, ...]]]
 REST = "the rest"
+
+
+def matmul_gflops(n: int = 2048, reps: int = 10) -> float:
+    """The same-process baseline: fp32 n x n torch.mm, GFLOP/s over `reps` products after one warm-up."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        torch.mm(a, b)
+    return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
 
 
 def profile_parts(steps: Iterable[Callable[[], None]], parts: Parts) -> tuple[dict[str, float], dict[str, float]]:
