@@ -38,7 +38,7 @@ def main() -> None:
     torch.set_num_threads(1)
     os.environ.setdefault("HANZILM_PROGRESS", "0")
     data = [(torch.randn(32, 32), torch.randint(0, 8, (32,))) for _ in range(64)]
-    cfg = TrainConfig(steps=steps, lr=1e-3, warmup_steps=100, schedule="cosine", grad_clip=1.0, eval_every=0,
+    cfg = TrainConfig(steps=steps, lr=1e-3, warmup_steps=100, schedule="linear", grad_clip=1.0, eval_every=0,
                       checkpoint_every=0, log_every=50)
 
     torch.manual_seed(0)

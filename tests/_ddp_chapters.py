@@ -51,7 +51,7 @@ def slm():
     # SGD, not the paper's Adam: the attention key biases have no gradient in exact arithmetic (a constant added
     # to every score of a query), and Adam would scale their rounding noise, which differs between one and two
     # processes, up to full-size steps
-    tcfg = TrainConfig(steps=6, lr=0.1, optimizer="sgd", momentum=0.9, warmup_steps=2, schedule="linear",
+    tcfg = TrainConfig(steps=6, lr=0.1, optimizer="sgd", warmup_steps=2, schedule="linear",
                        grad_clip=1.0, eval_every=3, checkpoint_every=3, log_every=1, metric="dev_loss")
     dev = slm_batch(10**6)
 

@@ -61,7 +61,7 @@ def build(seed: int = 0, dropout: float = 0.0) -> TinyMLP:
 
 
 def cfg(**kw) -> TrainConfig:
-    base = dict(steps=30, lr=1e-2, optimizer="adamw", weight_decay=0.1, warmup_steps=3, schedule="cosine",
+    base = dict(steps=30, lr=1e-2, optimizer="adamw", weight_decay=0.1, warmup_steps=3, schedule="linear",
                 min_lr=1e-3, grad_clip=1.0, eval_every=10, checkpoint_every=10, log_every=5, seed=0)
     return TrainConfig(**{**base, **kw})
 

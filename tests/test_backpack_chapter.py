@@ -38,15 +38,16 @@ def test_profiles_compose_the_chapter_once():
         experiment.run_dir(BackpackChapter(), _corpus(), "gpt")
 
 
-def test_store_keys_of_the_pair_follow_the_code_that_trains_them():
-    """The GPT and the Backpack have their own code versions, hashes of the source that trains them: the
-    Backpack's covers the GPT's code too (its contextualiser is the GPT's transformer)."""
-    pair = experiment.configure("cpu").lm.pair()
+def test_the_pairs_runs_keep_the_trends_snapshots():
+    """Each model's stored run is its member of the pair with the trends page's snapshot steps in its
+    TrainConfig, so a run's snapshots are part of its key (no run is stored without the snapshots it needs)."""
+    ch = experiment.configure("cpu")
+    pair = ch.lm.pair()
     assert list(pair) == ["gpt", "backpack"] and [c.model for c in pair.values()] == ["gpt", "backpack"]
-    gpt, backpack = experiment.code_version("gpt"), experiment.code_version("backpack")
-    assert gpt.startswith("lm/") and backpack.startswith("backpack/") and gpt[3:] != backpack[9:]
+    runs = {m: ch.run(m) for m in pair}
+    assert all(r.train.snapshots[-1] == r.train.steps and len(r.train.snapshots) == ch.snapshots for r in runs.values())
     data = {"corpus.txt": "0" * 64}
-    assert config_key(pair["gpt"], data, gpt) != config_key(pair["gpt"], data, "lm/1")
+    assert config_key(runs["gpt"], data, "backpack/v1") != config_key(pair["gpt"], data, "backpack/v1")
 
 
 def test_each_model_of_the_pair_trains_in_its_own_precision():

@@ -76,3 +76,44 @@ def test_the_checker_sees_violations(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
     assert {_paper_of(n) for n in _imports(fake / "store.py")} >= {"mslm"}
     assert "backpack" in {_paper_of(n) for n in _imports(fake / "papers" / "mmtnn" / "x.py")}
+
+
+def _functions(tree: ast.AST):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def test_no_function_of_the_package_is_longer_than_80_lines():
+    long = [f"{p.relative_to(PACKAGE)}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1} lines)"
+            for p in sorted(PACKAGE.rglob("*.py")) for f in _functions(ast.parse(p.read_text(encoding="utf-8")))
+            if f.end_lineno - f.lineno + 1 > 80]
+    assert not long, long
+
+
+def _comments_and_docstrings(path: Path) -> list[tuple[int, str]]:
+    import io
+    import tokenize
+
+    text = path.read_text(encoding="utf-8")
+    out = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+           if t.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            out.append((body[0].lineno, body[0].value.value))
+    return out
+
+
+def test_no_dated_measurement_or_commit_hash_in_the_code_comments():
+    """Measurements and their history belong in benchmark outputs, result files and commit messages."""
+    import re
+
+    pattern = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")
+    found = [f"{p.relative_to(PACKAGE)}:{line}: {m.group()}" for p in sorted(PACKAGE.rglob("*.py"))
+             for line, text in _comments_and_docstrings(p) for m in pattern.finditer(text)]
+    assert not found, found
+
+
+def test_the_readme_is_short():
+    assert len((PACKAGE.parents[1] / "README.md").read_text(encoding="utf-8").splitlines()) <= 120

@@ -46,16 +46,15 @@ def test_a_run_is_its_corpus_template_with_encoder_seed_and_rate():
         slm_experiment(cpu, "ptb", "mslm")
 
 
-def test_run_keys_follow_the_code_that_trains_them(real_mirror, monkeypatch):
-    """A run's key holds the SLM code's version (a hash of its source): other code, another run."""
-    from hanzilm.papers.mslm import experiment
+def test_run_keys_follow_the_chapter_version(real_mirror, monkeypatch):
+    """A run's key holds the chapter's version: a new version, another run."""
+    from hanzilm import versions
 
     cpu = configure("cpu")
     exp = slm_experiment(cpu, "ptb", "mslm", lr=3e-3)
-    assert experiment.code_version().startswith("mslm/")
     before = run_dir(cpu.store, exp)
-    monkeypatch.setattr(experiment, "code_version", lambda: "mslm/other")
-    assert run_dir(cpu.store, exp) != before
+    monkeypatch.setitem(versions.SMOKE_FINGERPRINTS, "mslm", {**versions.SMOKE_FINGERPRINTS["mslm"], 99: "new"})
+    assert versions.key("mslm") == "mslm/v99" and run_dir(cpu.store, exp) != before
 
 
 def test_paper_grid_runs_each_selection_at_the_authors_rate():

@@ -1,4 +1,4 @@
-"""The model store: train once, load afterwards; the key follows config, data and code version."""
+"""The model store: train once, load afterwards; the key follows config, data and chapter version."""
 
 from __future__ import annotations
 
@@ -25,17 +25,20 @@ def _results_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("HANZILM_PROGRESS", "0")
 
 
+V = "test/v1"
+
+
 def _get(cfg, batches=None, profile="smoke", data=DATA):
-    return Store.of(profile).train_or_load(cfg, build=lambda: _tiny.TinyMLP(cfg.model.dropout),
+    return Store.of(profile).train_or_load(cfg, version=V, build=lambda: _tiny.TinyMLP(cfg.model.dropout),
                                            batches=batches or _tiny.batches(), evaluate=_tiny.evaluate, data=data)
 
 
 def test_first_call_trains_second_loads(tmp_path, monkeypatch):
     cfg = _tiny.TinyExperiment()
     model = _get(cfg)
-    run = Store.of("smoke").run_dir(cfg, DATA)
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
     assert run.parent == tmp_path / "results" / "smoke" / "checkpoints"
-    assert run.name == f"TinyExperiment-{config_key(cfg, DATA)[:12]}"
+    assert run.name == f"TinyExperiment-{config_key(cfg, DATA, V)[:12]}"
     assert is_complete(run) and not model.training
     best = load_file(str(run / "best.safetensors"))
     assert all(torch.equal(best[k], v) for k, v in model.state_dict().items())
@@ -55,25 +58,25 @@ def test_first_call_trains_second_loads(tmp_path, monkeypatch):
 def test_history_for_plots():
     cfg = _tiny.TinyExperiment()
     _get(cfg)
-    history = load_history(Store.of("smoke").run_dir(cfg, DATA))
+    history = load_history(Store.of("smoke").run_dir(cfg, DATA, V))
     assert [r["step"] for r in history if "loss" in r] == list(range(5, 31, 5))
     assert [r["step"] for r in history if "dev_loss" in r] == [10, 20, 30]
 
 
-def test_key_follows_config_data_and_code_version():
+def test_key_follows_config_data_and_chapter_version():
     cfg = _tiny.TinyExperiment()
     keys = {
         config_key(cfg, DATA),
         config_key(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, lr=2e-2)), DATA),
         config_key(dataclasses.replace(cfg, model=_tiny.TinyModelConfig(hidden=32)), DATA),
         config_key(cfg, {**DATA, "dev.txt": "sha256:cccc"}),
-        config_key(cfg, DATA, code_version="v2"),
+        config_key(cfg, DATA, version="test/v2"),
         config_key(cfg.train, DATA),  # another config class with the same fields is another model
     }
     assert len(keys) == 6
     assert config_key(cfg, dict(reversed(DATA.items()))) == config_key(cfg, DATA)  # canonical: order-free
     assert config_key(_tiny.TinyExperiment(), DATA) == config_key(cfg, DATA)     # and stable
-    assert Store.of("smoke").run_dir(cfg, DATA) != Store.of("cpu").run_dir(cfg, DATA)
+    assert Store.of("smoke").run_dir(cfg, DATA, V) != Store.of("cpu").run_dir(cfg, DATA, V)
 
 
 def test_partial_run_resumes_to_the_same_model(tmp_path):
@@ -85,13 +88,13 @@ def test_partial_run_resumes_to_the_same_model(tmp_path):
         return _tiny.batch_at(step)
     with pytest.raises(KeyboardInterrupt):
         _get(cfg, batches=crash_at_15)
-    run = Store.of("smoke").run_dir(cfg, DATA)
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
     assert not is_complete(run) and json.loads((run / "last.json").read_text())["step"] == 10
     resumed = _get(cfg)
     straight = _get(cfg, profile="cpu")  # same key, another profile directory: trained without a break
     assert all(torch.equal(resumed.state_dict()[k], v) for k, v in straight.state_dict().items())
     strip = lambda h: [{k: v for k, v in r.items() if k not in ("time", "tokens_per_s")} for r in h]  # noqa
-    assert strip(load_history(run)) == strip(load_history(Store.of("cpu").run_dir(cfg, DATA)))
+    assert strip(load_history(run)) == strip(load_history(Store.of("cpu").run_dir(cfg, DATA, V)))
 
 
 def test_train_config_is_found_or_must_be_given():
@@ -103,9 +106,9 @@ def test_train_config_is_found_or_must_be_given():
 
 def test_explicit_train_config():
     cfg = _tiny.TinyModelConfig()
-    model = Store.of("smoke").train_or_load(cfg, build=_tiny.TinyMLP, batches=_tiny.batches(),
+    model = Store.of("smoke").train_or_load(cfg, version=V, build=_tiny.TinyMLP, batches=_tiny.batches(),
                                             train_config=_tiny.cfg(steps=5))
-    assert is_complete(Store.of("smoke").run_dir(cfg)) and isinstance(model, _tiny.TinyMLP)
+    assert is_complete(Store.of("smoke").run_dir(cfg, version=V)) and isinstance(model, _tiny.TinyMLP)
 
 
 def test_make_or_load_writes_the_same_records_and_makes_once(tmp_path):
@@ -124,22 +127,22 @@ def test_make_or_load_writes_the_same_records_and_makes_once(tmp_path):
         raise RuntimeError("crashed half-way")
 
     with pytest.raises(RuntimeError):
-        st.make_or_load(cfg, broken, data=DATA)
-    assert not is_complete(st.run_dir(cfg, DATA))
-    run_dir = st.make_or_load(cfg, make, data=DATA)
-    assert run_dir == st.run_dir(cfg, DATA) and run_dir.parent == tmp_path / "store"
+        st.make_or_load(cfg, broken, data=DATA, version=V)
+    assert not is_complete(st.run_dir(cfg, DATA, V))
+    run_dir = st.make_or_load(cfg, make, data=DATA, version=V)
+    assert run_dir == st.run_dir(cfg, DATA, V) and run_dir.parent == tmp_path / "store"
     done = load_summary(run_dir)
     run = json.loads((run_dir / "run.json").read_text())
-    assert {k: done[k] for k in run} == run and run["key"] == config_key(cfg, DATA)
+    assert {k: done[k] for k in run} == run and run["key"] == config_key(cfg, DATA, V)
     assert done["best_metrics"] == {"dev_f1": 90.0} and done["wall_time"] >= 0
-    assert st.make_or_load(cfg, make, data=DATA) == run_dir and len(calls) == 1
+    assert st.make_or_load(cfg, make, data=DATA, version=V) == run_dir and len(calls) == 1
 
 
 def test_trained_and_made_runs_share_the_record_schema(tmp_path):
     st = Store(tmp_path / "store")
-    trained = st.run_dir(_tiny.TinyExperiment(), DATA)
-    st.train_or_load(_tiny.TinyExperiment(), build=_tiny.TinyMLP, batches=_tiny.batches(), data=DATA)
-    made = st.make_or_load(_tiny.TinyModelConfig(), lambda d: {}, data=DATA)
+    trained = st.run_dir(_tiny.TinyExperiment(), DATA, V)
+    st.train_or_load(_tiny.TinyExperiment(), version=V, build=_tiny.TinyMLP, batches=_tiny.batches(), data=DATA)
+    made = st.make_or_load(_tiny.TinyModelConfig(), lambda d: {}, data=DATA, version=V)
     shared = {"key", "config_class", "config", "data", "code_version", "wall_time"}
     assert shared <= set(load_summary(trained)) and shared <= set(load_summary(made))
 
@@ -159,12 +162,13 @@ def test_load_model_checks_file(tmp_path):
 
 def test_a_stored_model_is_verified_on_load(tmp_path):
     """Issue 13, item 2: done.json records the commit and the sha256 of the weights; a changed, truncated or
-    NaN-holding checkpoint is one error naming the file (runs from before checksums: value checks only)."""
+    NaN-holding checkpoint is one error naming the file."""
+    from hanzilm.data.resolve import file_sha256
     from safetensors.torch import save_file
 
     cfg = _tiny.TinyExperiment()
     _get(cfg)
-    run = Store.of("smoke").run_dir(cfg, DATA)
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
     done = load_summary(run)
     assert set(done["files"]) >= {"best.safetensors"} and not any(f.startswith("last-") for f in done["files"])
     assert "commit" in done and done["steps_per_s"] > 0
@@ -174,10 +178,12 @@ def test_a_stored_model_is_verified_on_load(tmp_path):
     save_file(poisoned, str(best))
     with pytest.raises(HanzilmError, match=rf"{best}: its sha256 differs"):
         _get(cfg)
-    (run / "done.json").write_text(json.dumps({k: v for k, v in done.items() if k != "files"}))
+    # recorded as it is now (a run whose training diverged): the values are checked too
+    (run / "done.json").write_text(json.dumps({**done, "files": {**done["files"], best.name: file_sha256(best)}}))
     with pytest.raises(HanzilmError, match=rf"{best}: the weights hold NaN"):
         _get(cfg)
     best.write_bytes(best.read_bytes()[:40])
+    (run / "done.json").write_text(json.dumps({**done, "files": {**done["files"], best.name: file_sha256(best)}}))
     with pytest.raises(HanzilmError, match=rf"{best}: cannot load the weights"):
         _get(cfg)
 
@@ -185,11 +191,11 @@ def test_a_stored_model_is_verified_on_load(tmp_path):
 def test_a_made_artefact_is_verified(tmp_path):
     st = Store(tmp_path / "store")
     cfg = _tiny.TinyModelConfig()
-    run_dir = st.make_or_load(cfg, lambda d: (d / "table.txt").write_text("made") and {}, data=DATA)
+    run_dir = st.make_or_load(cfg, lambda d: (d / "table.txt").write_text("made") and {}, data=DATA, version=V)
     assert "table.txt" in load_summary(run_dir)["files"]
     (run_dir / "table.txt").write_text("swapped")
     with pytest.raises(HanzilmError, match="table.txt: its sha256 differs"):
-        st.make_or_load(cfg, lambda d: {}, data=DATA)
+        st.make_or_load(cfg, lambda d: {}, data=DATA, version=V)
 
 
 def test_results_name_the_training_runs_behind_them(tmp_path):
@@ -199,46 +205,30 @@ def test_results_name_the_training_runs_behind_them(tmp_path):
     cfg = _tiny.TinyExperiment()
     _get(cfg)
     record = Provenance(profile="smoke", seed=0).record([])
-    run = Store.of("smoke").run_dir(cfg, DATA)
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
     assert [r["run"] for r in record["training_runs"]] == [f"smoke/{run.name}"]
     assert record["training_runs"][0]["wall_time_s"] == load_summary(run)["wall_time"]
     assert "commit" in record["training_runs"][0]
 
 
 def test_snapshots_are_kept_and_recorded():
-    cfg = _tiny.TinyExperiment()
+    cfg = _tiny.TinyExperiment(train=_tiny.cfg(snapshots=(8, 15, 30)))
     s = Store.of("smoke")
-    s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate,
-                    data=DATA, snapshots=(8, 15, 30))
-    snaps = s.snapshot_paths(cfg, DATA)
+    s.train_or_load(cfg, version=V, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate,
+                    data=DATA)
+    snaps = s.snapshot_paths(cfg, DATA, V)
     assert list(snaps) == [8, 15, 30]
-    recorded = load_summary(s.run_dir(cfg, DATA))["files"]
+    recorded = load_summary(s.run_dir(cfg, DATA, V))["files"]
     assert all(p.name in recorded for p in snaps.values())
     # the last snapshot is the last step's weights; the first differs from them
     last, first = load_file(str(snaps[30])), load_file(str(snaps[8]))
-    assert all(torch.equal(last[k], v) for k, v in load_file(str(s.run_dir(cfg, DATA) / "best.safetensors")).items()
-               if load_summary(s.run_dir(cfg, DATA))["best_step"] == 30)
+    assert all(torch.equal(last[k], v) for k, v in load_file(str(last_weights_path(s, cfg))).items())
     assert not all(torch.equal(last[k], first[k]) for k in last)
 
 
-def test_a_run_stored_without_snapshots_is_replayed_and_checked():
-    cfg = _tiny.TinyExperiment()
-    s = Store.of("smoke")
-    s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate, data=DATA)
-    run = s.run_dir(cfg, DATA)
-    best = (run / "best.safetensors").read_bytes()
-    assert s.snapshot_paths(cfg, DATA) == {}
-    s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(), evaluate=_tiny.evaluate,
-                    data=DATA, snapshots=(10, 20))
-    assert list(s.snapshot_paths(cfg, DATA)) == [10, 20]
-    assert (run / "best.safetensors").read_bytes() == best and not (run / "replay").exists()
-    done = load_summary(run)
-    assert "snapshots_replayed" in done and "snapshot-00000010.safetensors" in done["files"]
-    # a replay that does not end in the stored weights (here: other data) keeps no snapshot
-    with pytest.raises(HanzilmError, match="did not end in its stored weights"):
-        s.train_or_load(cfg, build=lambda: _tiny.TinyMLP(), batches=_tiny.batches(seed=7),
-                        evaluate=_tiny.evaluate, data=DATA, snapshots=(10, 20, 25))
-    assert list(s.snapshot_paths(cfg, DATA)) == [10, 20]
+def last_weights_path(s, cfg):
+    run = s.run_dir(cfg, DATA, V)
+    return run / json.loads((run / "last.json").read_text())["weights"]
 
 
 def test_snapshot_steps_double_towards_the_last_step():
@@ -246,42 +236,33 @@ def test_snapshot_steps_double_towards_the_last_step():
     assert train_mod.snapshot_steps(40, 6) == (1, 2, 5, 10, 20, 40)
     assert train_mod.snapshot_steps(1500, 0) == ()
     with pytest.raises(HanzilmError, match="snapshots must be steps"):
-        train_mod.train(_tiny.TinyMLP(), _tiny.TinyExperiment().train, _tiny.batches(), None, "/tmp/x",
-                        snapshots=(0,))
+        _tiny.cfg(snapshots=(0,))
 
 
-def _source_module(tmp_path, name, text):
-    import importlib.util
-
-    path = tmp_path / f"{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_code_version_changes_with_the_code_not_with_its_comments(tmp_path):
-    """A store key's code version hashes the source that trains: editing a docstring or a comment keeps every
-    stored model, editing what runs makes the store train again (another key)."""
-    from hanzilm.keys import source_version
-
-    base = 'def step(x):\n    """Double."""\n    return 2 * x\n'
-    versions = [source_version("m", _source_module(tmp_path, f"m{i}", text)) for i, text in enumerate([
-        base, base.replace("Double.", "Twice x."), base.replace("return", "# why\n    return"),
-        base.replace("2 * x", "3 * x")])]
-    assert versions[0] == versions[1] == versions[2] != versions[3]
-    assert versions[0].startswith("m/") and len(versions[0]) == 14
+def test_a_default_changed_under_the_same_version_is_an_error(tmp_path, monkeypatch):
+    """The key leaves defaults out, so a changed default keeps the key: loading the run stored under the old
+    default is refused (a new chapter version is needed), not done silently."""
     cfg = _tiny.TinyExperiment()
-    assert config_key(cfg, DATA, versions[0]) != config_key(cfg, DATA, versions[3])
+    _get(cfg)
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
+    done = load_summary(run)
+    done["config"]["model"]["hidden"] = 99  # as if the default had been 99 when it trained
+    (run / "done.json").write_text(json.dumps(done))
+    with pytest.raises(HanzilmError, match="model.hidden.*bump it"):
+        _get(cfg)
 
 
-def test_the_code_version_is_the_code_the_process_imported(tmp_path):
-    """A long run keeps the keys of the code it runs: editing a file after the first hash (the modules that key
-    models hash at import) does not change the version this process computes."""
-    from hanzilm.keys import source_version
+def test_adding_an_option_keeps_every_key():
+    """A field added with its default (the old behaviour) is left out of the key: stored runs stay loadable."""
+    @dataclasses.dataclass(frozen=True)
+    class Before:
+        lr: float = 0.1
 
-    module = _source_module(tmp_path, "edited", 'def step(x):\n    return 2 * x\n')
-    first = source_version("m", module.step)
-    (tmp_path / "edited.py").write_text('def other():\n    pass\n\n\ndef step(x):\n    return 3 * x\n')
-    assert source_version("m", module.step) == first
+    @dataclasses.dataclass(frozen=True)
+    class After:
+        lr: float = 0.1
+        new_option: bool = False
+
+    After.__name__ = "Before"
+    assert config_key(Before(), DATA, V) == config_key(After(), DATA, V)
+    assert config_key(Before(), DATA, V) != config_key(After(new_option=True), DATA, V)

@@ -58,11 +58,11 @@ def test_lr_warmup_then_linear_decay_to_min():
     assert lr_at(110, c) == pytest.approx(0.1)         # min_lr is reached one past the last step
 
 
-def test_lr_cosine_and_constant():
-    c = TrainConfig(steps=110, lr=1.0, warmup_steps=10, schedule="cosine", min_lr=0.1)
+def test_lr_linear_and_constant():
+    c = TrainConfig(steps=110, lr=1.0, warmup_steps=10, schedule="linear", min_lr=0.1)
     assert lr_at(10, c) == pytest.approx(1.0)
-    assert lr_at(60, c) == pytest.approx(0.55)         # cosine midpoint is the arithmetic mean
-    assert lr_at(35, c) == pytest.approx(0.1 + 0.45 * (1 + math.cos(math.pi / 4)))
+    assert lr_at(60, c) == pytest.approx(0.55)         # halfway between the peak and min_lr
+    assert lr_at(35, c) == pytest.approx(1.0 - 0.9 / 4)
     assert lr_at(110, c) == pytest.approx(0.1)
     k = TrainConfig(steps=50, lr=0.2, schedule="constant")
     assert [lr_at(s, k) for s in (0, 25, 49)] == [0.2, 0.2, 0.2]
@@ -103,7 +103,7 @@ def test_weight_decay_only_on_matrices():
 def test_resume_equals_uninterrupted(tmp_path, optimizer):
     # dropout makes the run depend on the restored RNG; checkpoint_every=7 with log_every=5 makes the
     # resumed run restart inside a logging window; the crash at 17 forces a replay of steps 14..16.
-    c = _tiny.cfg(optimizer=optimizer, momentum=0.9, checkpoint_every=7, log_every=5, eval_every=10)
+    c = _tiny.cfg(optimizer=optimizer, checkpoint_every=7, log_every=5, eval_every=10)
     straight = train(_tiny.build(dropout=0.2), c, _tiny.batches(), _tiny.evaluate, tmp_path / "a")
 
     with pytest.raises(Crash):

@@ -70,10 +70,10 @@ def test_train_or_load_selects(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
     exp = _tiny.TinyExperiment(train=_tiny.cfg(steps=30, eval_every=5))
     store = Store.of("smoke")
-    kw = dict(build=_tiny.build, batches=_tiny.batches(), evaluate=_tiny.evaluate, keep_best=[("dev_acc", "max")])
+    kw = dict(version="test/v1", build=_tiny.build, batches=_tiny.batches(), evaluate=_tiny.evaluate, keep_best=[("dev_acc", "max")])
     by_loss = store.train_or_load(exp, **kw)
     by_acc = store.train_or_load(exp, **kw, select="dev_acc")         # loaded, not retrained
-    run_dir = store.run_dir(exp)
+    run_dir = store.run_dir(exp, version="test/v1")
     done = json.loads((run_dir / "done.json").read_text())
     assert done["extra_best"]["dev_acc"]["step"] == json.loads((run_dir / "best-dev_acc.json").read_text())["step"]
     acc = _tiny.evaluate(by_acc)["dev_acc"]

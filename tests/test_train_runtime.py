@@ -38,7 +38,7 @@ def _lm_run(tmp_path, name, model="gpt", **cfg):
     g = torch.Generator().manual_seed(1)
     data = torch.randint(0, 64, (40, 8, 33), generator=g)
     data[:, :, 1::2] = data[:, :, 0::2][:, :, :16] % 7  # something learnable
-    tc = TrainConfig(steps=40, lr=3e-3, optimizer="adamw", warmup_steps=4, schedule="cosine", min_lr=3e-4,
+    tc = TrainConfig(steps=40, lr=3e-3, optimizer="adamw", warmup_steps=4, schedule="linear", min_lr=3e-4,
                      eval_every=0, checkpoint_every=0, log_every=5, **cfg)
     train(lm, tc, lambda step: data[step], None, tmp_path / name)
     return _losses(tmp_path / name)

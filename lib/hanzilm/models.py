@@ -55,7 +55,7 @@ def scan(namers: Namers, root: Path = RESULTS) -> list[Model]:
         stored.append((done.stat().st_mtime, Model(namer(record.get("config", {})), paper, done.parents[2].name,
                                                    done.parent, metrics)))
     # runs of older code or settings keep their directory but give the name to the newest run of that profile:
-    # they are listed as NAME~<key> (e.g. backpack~2e572b6b5476@smoke)
+    # they are listed as NAME~<key> (e.g. backpack~<12-hex key>@smoke)
     taken: set[tuple[str, str]] = set()
     for _, m in sorted(stored, key=lambda t: -t[0]):
         if (m.name, m.profile) in taken:

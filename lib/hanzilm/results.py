@@ -21,10 +21,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from . import versions
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import cpu_has_bf16, cpu_model
-from .paths import RESULTS, ROOT, git_state
+from .paths import RESULTS, git_state
 
 TARGETS = Path(__file__).parent / "targets"
 PAPER_COLUMNS = ["paper", "diff", "paper_source"]
@@ -128,7 +129,8 @@ def write_results(
     out.to_csv(buf, index=False, float_format="%.10g", lineterminator="\n")
     atomic_write_text(target, buf.getvalue())
     used = sorted({d for ds in (datasets.values() if isinstance(datasets, Mapping) else [datasets]) for d in ds})
-    record = run.record(used, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes})
+    record = run.record(used, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes,
+                               "chapter_versions": versions.recorded(chapter)})
     atomic_write_text(target.with_suffix(".json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return out
 

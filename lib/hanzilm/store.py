@@ -1,13 +1,14 @@
 """The one store of trained artefacts: train once, load afterwards, keyed by what determines them.
 
     store = Store.of("cpu")                          # results/cpu/checkpoints/, chosen once per chapter
-    model = store.train_or_load(cfg, build=lambda: GPT(cfg.model), batches=train_batches, evaluate=evaluate,
-                                data=checksums)
-    vectors_dir = store.make_or_load(w2v_cfg, make=train_vectors, data=checksums)   # non-gradient artefacts
-    history = load_history(store.run_dir(cfg, data=checksums))
+    model = store.train_or_load(cfg, version=versions.key("backpack"), build=lambda: GPT(cfg.model),
+                                batches=train_batches, evaluate=evaluate, data=checksums)
+    vectors_dir = store.make_or_load(w2v_cfg, make=train_vectors, data=checksums, version=...)  # non-gradient
+    history = load_history(store.run_dir(cfg, data=checksums, version=...))
 
 An artefact lives in <store root>/<ConfigName>-<key[:12]>/, where key is the sha256 of canonical JSON of
-(config class name, config fields, data checksums, code version). Both doors write the same records: `run.json`
+(config class name, its fields that differ from their defaults, data checksums, the chapter version:
+`hanzilm.keys`, `hanzilm.versions`). Both doors write the same records: `run.json`
 (what the run is) first, `done.json` (the same, plus what came out of it) last, atomically; without done.json
 the directory is a partial run that the next call resumes (models) or redoes (other artefacts). A lock makes a
 second process asking for the same artefact wait, then load.
@@ -20,7 +21,6 @@ import dataclasses
 import enum
 import hashlib
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -34,7 +34,7 @@ from . import train as trainer
 from .data.resolve import file_sha256
 from .errors import HanzilmError
 from .io import atomic_write_text
-from .keys import key_fields
+from .keys import disagreements, key_fields
 from .train import TrainConfig
 
 try:
@@ -53,14 +53,13 @@ def _json_default(x: Any) -> Any:
     raise TypeError(f"{type(x).__name__} is not JSON-serialisable")
 
 
-def config_key(config: Any, data: Mapping[str, str] | None = None, code_version: str = "") -> str:
-    """sha256 (hex) of canonical JSON of the config class name and fields, the data checksums and the code
-    version: any change to them is another model (fields declared KEY_IF_SET count only when set, see
-    `hanzilm.keys`)."""
+def config_key(config: Any, data: Mapping[str, str] | None = None, version: str = "") -> str:
+    """sha256 (hex) of canonical JSON of the config class name and non-default fields, the data checksums and
+    the chapter version: any change to them is another run."""
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise HanzilmError(f"train_or_load needs a dataclass config instance, not {type(config).__name__}")
     payload = {"config": type(config).__name__, "fields": key_fields(config),
-               "data": dict(data or {}), "code": code_version}
+               "data": dict(data or {}), "code": version}
     try:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                           allow_nan=False, default=_json_default)
@@ -152,22 +151,26 @@ def _lock(run_dir: Path, enabled: bool) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _info(config: Any, key: str, data: Mapping[str, str] | None, code_version: str) -> dict[str, Any]:
-    return {"key": key, "config_class": type(config).__name__,
-            "config": json.loads(json.dumps(dataclasses.asdict(config), default=_json_default)),
-            "data": dict(data or {}), "code_version": code_version}
+def _info(config: Any, key: str, data: Mapping[str, str] | None, version: str) -> dict[str, Any]:
+    return {"key": key, "config_class": type(config).__name__, "config": _as_json(config),
+            "data": dict(data or {}), "code_version": version}
+
+
+def _as_json(config: Any) -> dict[str, Any]:
+    return json.loads(json.dumps(dataclasses.asdict(config), default=_json_default))
 
 
 # every run this process has trained or loaded, by directory: the results writer records them beside each table
-# (`Provenance.record`), so a result names the training runs behind it, with their commit and wall time
+# (`Provenance.record`), so a result names the training runs behind it, whether this process trained or loaded
+# them, with their commit and wall time
 LOADED: dict[str, dict[str, Any]] = {}
 
 
-def _note_loaded(run_dir: Path) -> None:
+def _note(run_dir: Path, action: str) -> None:
     done = load_summary(run_dir)
-    LOADED[str(run_dir)] = {"run": f"{run_dir.parent.parent.name}/{run_dir.name}", "commit": done.get("commit"),
-                            "dirty": done.get("dirty"), "wall_time_s": done.get("wall_time"),
-                            "code_version": done.get("code_version")}
+    LOADED[str(run_dir)] = {"run": f"{run_dir.parent.parent.name}/{run_dir.name}", "action": action,
+                            "commit": done.get("commit"), "dirty": done.get("dirty"),
+                            "wall_time_s": done.get("wall_time"), "code_version": done.get("code_version")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,143 +184,98 @@ class Store:
         """results/<profile>/checkpoints/: where a profile's runs are kept."""
         return cls(paths.results_dir(profile) / "checkpoints")
 
-    def run_dir(self, config: Any, data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
-        key = config_key(config, data, code_version)
+    def run_dir(self, config: Any, data: Mapping[str, str] | None = None, version: str = "") -> Path:
+        key = config_key(config, data, version)
         return Path(self.root) / f"{type(config).__name__}-{key[:12]}"
 
-    def train_or_load(self, config: Any, *, build: Callable[[], torch.nn.Module], batches: Callable[..., Any],
-                      evaluate: trainer.Evaluate | None = None, data: Mapping[str, str] | None = None,
-                      code_version: str = "", train_config: TrainConfig | None = None,
+    def train_or_load(self, config: Any, *, version: str, build: Callable[[], torch.nn.Module],
+                      batches: Callable[..., Any], evaluate: trainer.Evaluate | None = None,
+                      data: Mapping[str, str] | None = None, train_config: TrainConfig | None = None,
                       device: str | torch.device | None = None, keep_best: Sequence[tuple[str, str]] = (),
-                      select: str | None = None, snapshots: Sequence[int] = ()) -> torch.nn.Module:
+                      select: str | None = None) -> torch.nn.Module:
         """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
-        otherwise trained (resuming a partial run) and then loaded.
+        otherwise trained (resuming a partial run), then loaded.
 
-        build: makes the untrained model (called after seeding torch with the train seed, so the initialisation
-        is a function of the key). batches/evaluate: as for `hanzilm.train.train`. train_config: by default the
-        one `config` embeds. keep_best: extra selections kept by the trainer (see `hanzilm.train.train`);
-        select: load the weights of one of them (a keep_best metric) instead of the TrainConfig metric's.
-        snapshots: steps whose weights the run keeps too (`snapshot_paths`); a complete run stored without them
-        is trained again from scratch beside itself, and its snapshots are kept only if that replay ends in
-        exactly the stored weights (bit for bit), so they are the snapshots of the run the tables report.
-        Works under torchrun: every rank calls it with the same arguments."""
-        tcfg = train_config or find_train_config(config)
-        key = config_key(config, data, code_version)
-        run_dir = self.run_dir(config, data, code_version)
+        version: the chapter's (`hanzilm.versions.key`). build: makes the untrained model (called after seeding
+        torch with the train seed, so the initialisation is a function of the key). batches/evaluate/keep_best:
+        as for `hanzilm.train.train`; train_config: by default the one `config` embeds; select: load the weights
+        of a keep_best metric instead of the TrainConfig metric's. Works under torchrun: every rank calls it."""
+        run_dir = self.run_dir(config, data, version)
         d = trainer.setup(device)
+        tcfg = train_config or find_train_config(config)
         with _lock(run_dir, enabled=d.main):
-            complete = is_complete(run_dir)
-            if d.world > 1:  # rank 0 decides, so that all ranks enter training together or not at all
-                box = [complete]
-                dist.broadcast_object_list(box, src=0)
-                complete = box[0]
+            trained = not _agreed_complete(run_dir, d)
             torch.manual_seed(tcfg.seed)
             model = build()
-            if not complete:
-                info = _info(config, key, data, code_version)
-                if d.main:
-                    _begin(run_dir, info)
-                t0 = time.perf_counter()
-                result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device,
-                                       keep_best=keep_best, snapshots=snapshots)
-                if d.main:
-                    _finish(run_dir, info, {"best_step": result.best_step, "best_metrics": result.best_metrics,
-                                            "extra_best": result.extra_best, "steps": result.steps,
-                                            "wall_time": result.wall_time,
-                                            "session_time": time.perf_counter() - t0})
-            elif snapshots and d.world == 1 and _missing_snapshots(run_dir, snapshots):
-                _replay(run_dir, model, tcfg, batches, evaluate, keep_best, snapshots, d)
+            if trained:
+                info = _info(config, config_key(config, data, version), data, version)
+                _train(run_dir, info, model, tcfg, batches, evaluate, keep_best, d)
+        _check_config(run_dir, config)
         name = f"{trainer.best_name(select)}.safetensors"
-        recorded = load_summary(run_dir).get("files", {}) if is_complete(run_dir) else {}
-        model = load_model(model, run_dir / name, device=d.device, sha256=recorded.get(name)).eval()
-        if is_complete(run_dir):
-            _note_loaded(run_dir)
-        return model
+        model = load_model(model, run_dir / name, device=d.device, sha256=load_summary(run_dir)["files"].get(name))
+        _note(run_dir, "trained" if trained else "loaded")
+        return model.eval()
 
-    def snapshot_paths(self, config: Any, data: Mapping[str, str] | None = None, code_version: str = ""
+    def snapshot_paths(self, config: Any, data: Mapping[str, str] | None = None, version: str = ""
                        ) -> dict[int, Path]:
-        """{step: weights} of the snapshots a complete run kept (see `train_or_load(snapshots=...)`)."""
-        run_dir = self.run_dir(config, data, code_version)
-        recorded = load_summary(run_dir).get("files", {})
+        """{step: weights} of the snapshots a complete run kept (`TrainConfig.snapshots`)."""
+        run_dir = self.run_dir(config, data, version)
+        recorded = load_summary(run_dir)["files"]
         found = {int(f.name[len("snapshot-"):-len(".safetensors")]): f for f in run_dir.glob("snapshot-*.safetensors")
                  if f.name in recorded}
         return dict(sorted(found.items()))
 
-    def make_or_load(self, config: Any, make: Callable[[Path], Mapping[str, Any]], *,
-                     data: Mapping[str, str] | None = None, code_version: str = "") -> Path:
+    def make_or_load(self, config: Any, make: Callable[[Path], Mapping[str, Any]], *, version: str,
+                     data: Mapping[str, str] | None = None) -> Path:
         """The run directory of a non-gradient artefact (word2vec vectors, a CRF), made first if the store has
         no complete one: `make(run_dir)` writes its files there (each atomically) and returns what done.json
         records beside the run (e.g. `best_metrics`); `wall_time` is added."""
-        key = config_key(config, data, code_version)
-        run_dir = self.run_dir(config, data, code_version)
+        run_dir = self.run_dir(config, data, version)
         with _lock(run_dir, enabled=True):
-            if not is_complete(run_dir):
-                info = _info(config, key, data, code_version)
+            made = not is_complete(run_dir)
+            if made:
+                info = _info(config, config_key(config, data, version), data, version)
                 _begin(run_dir, info)
                 t0 = time.perf_counter()
-                made = dict(make(run_dir))
-                _finish(run_dir, info, {**made, "wall_time": time.perf_counter() - t0})
+                outcome = dict(make(run_dir))
+                _finish(run_dir, info, {**outcome, "wall_time": time.perf_counter() - t0})
+        _check_config(run_dir, config)
         _verify_files(run_dir)
-        _note_loaded(run_dir)
+        _note(run_dir, "trained" if made else "loaded")
         return run_dir
 
 
-def _missing_snapshots(run_dir: Path, snapshots: Sequence[int]) -> list[int]:
-    recorded = load_summary(run_dir).get("files", {})
-    return [s for s in snapshots if trainer.snapshot_name(s) not in recorded]
+def _agreed_complete(run_dir: Path, d: trainer.Dist) -> bool:
+    """Whether the run is complete, as rank 0 sees it: all ranks then train together or not at all."""
+    complete = [is_complete(run_dir)]
+    if d.world > 1:
+        dist.broadcast_object_list(complete, src=0)
+    return complete[0]
 
 
-def _replay(run_dir: Path, model: torch.nn.Module, tcfg: TrainConfig, batches: Callable[..., Any],
-            evaluate: trainer.Evaluate | None, keep_best: Sequence[tuple[str, str]], snapshots: Sequence[int],
-            d: trainer.Dist) -> None:
-    """Train a complete run again in run_dir/replay/, from the same initialisation (`model` is freshly built)
-    and on the thread count it recorded, keeping `snapshots`; adopt them only if the replay's best weights are
-    the stored ones bit for bit. Resumable like any run: a killed replay goes on where it stopped."""
-    replay = run_dir / "replay"
-    threads = _recorded_threads(run_dir)
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
+def _train(run_dir: Path, info: dict[str, Any], model: torch.nn.Module, tcfg: TrainConfig,
+           batches: Callable[..., Any], evaluate: trainer.Evaluate | None, keep_best: Sequence[tuple[str, str]],
+           d: trainer.Dist) -> None:
+    if d.main:
+        _begin(run_dir, info)
     t0 = time.perf_counter()
-    try:
-        trainer.train(model, tcfg, batches, evaluate, replay, device=d.device, keep_best=keep_best,
-                      snapshots=snapshots)
-    finally:
-        torch.set_num_threads(before)
-    best = f"{trainer.best_name()}.safetensors"
-    if not same_weights(replay / best, run_dir / best):
-        raise HanzilmError(f"{replay}: training {run_dir.name} again did not end in its stored weights ({best} "
-                           "differs), so snapshots of the replay would be of another run; they are not kept. "
-                           "Retrain the run (delete its directory) to record snapshots with it")
-    for step in snapshots:
-        name = trainer.snapshot_name(step)
-        (replay / name).replace(run_dir / name)
-    done = load_summary(run_dir)
-    done["files"] = _kept_files(run_dir)
-    commit, dirty = paths.git_state()
-    done["snapshots_replayed"] = {"commit": commit, "dirty": dirty, "wall_time": time.perf_counter() - t0,
-                                  "threads": threads or before}
-    atomic_write_text(run_dir / "done.json", json.dumps(done, indent=1, ensure_ascii=False))
-    shutil.rmtree(replay)
+    result = trainer.train(model, tcfg, batches, evaluate, run_dir, device=d.device, keep_best=keep_best)
+    if d.main:
+        _finish(run_dir, info, {"best_step": result.best_step, "best_metrics": result.best_metrics,
+                                "extra_best": result.extra_best, "steps": result.steps,
+                                "wall_time": result.wall_time, "session_time": time.perf_counter() - t0})
+    if d.world > 1:
+        dist.barrier()  # nobody loads done.json before rank 0 has written it
 
 
-def same_weights(a: Path, b: Path) -> bool:
-    """The two safetensors files hold the same tensors, bit for bit, and the same metadata. (Not their bytes:
-    safetensors writes the metadata map in an order that changes between processes.)"""
-    from safetensors import safe_open
-
-    with safe_open(str(a), "pt") as fa, safe_open(str(b), "pt") as fb:
-        return (fa.metadata() == fb.metadata() and set(fa.keys()) == set(fb.keys())
-                and all(torch.equal(fa.get_tensor(k), fb.get_tensor(k)) for k in fa.keys()))
-
-
-def _recorded_threads(run_dir: Path) -> int | None:
-    """The torch thread count a run trained on, from its last resume point (None: not recorded)."""
-    pointer = run_dir / "last.json"
-    if not pointer.is_file():
-        return None
-    state = torch.load(run_dir / json.loads(pointer.read_text())["state"], map_location="cpu", weights_only=True)
-    return state.get("threads")
+def _check_config(run_dir: Path, config: Any) -> None:
+    """A stored run's recorded config agrees with `config` in every field both have. They can differ only where
+    a default changed (the key leaves defaults out): that changes what the code computes, so it needs a new
+    chapter version (`hanzilm.versions`), not a silent load."""
+    differ = disagreements(load_summary(run_dir)["config"], _as_json(config))
+    if differ:
+        raise HanzilmError(f"{run_dir}: stored with other values of {', '.join(differ)} under the same key: a "
+                           "default changed without a new chapter version; bump it in hanzilm/versions.py")
 
 
 def required(store: Store | None) -> Store:
@@ -344,8 +302,8 @@ def _finish(run_dir: Path, info: dict[str, Any], outcome: Mapping[str, Any]) -> 
 
 
 def _verify_files(run_dir: Path) -> None:
-    """The files a complete run recorded, unchanged (runs from before checksums were kept are not checked)."""
-    for name, digest in load_summary(run_dir).get("files", {}).items():
+    """The files a complete run recorded, unchanged."""
+    for name, digest in load_summary(run_dir)["files"].items():
         path = run_dir / name
         if not path.is_file():
             raise HanzilmError(f"{path}: missing (its run's done.json lists it)")

@@ -41,13 +41,11 @@ at another count. Both are restored when `train` returns.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
 import inspect
 import json
 import math
-import os
 import random
 import time
 import warnings
@@ -57,19 +55,20 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
-import torch.distributed as dist
 from safetensors.torch import load_model, save_model
 
 from .errors import HanzilmError
 from .io import atomic_path, atomic_write_text
-from .keys import KEY_IF_SET, key_fields
-from .memory import keep_freed_memory
+from . import ddp
+from .ddp import Dist, map_batch, setup, shard  # noqa: F401 (setup, shard: part of the trainer's face)
+from .keys import key_fields
+from .machine import cpu_has_bf16
 from .progress import progress
 
 Batch = Any
 Evaluate = Callable[[torch.nn.Module], Mapping[str, float]]
-OPTIMIZERS = ("adamw", "adam", "adagrad", "sgd")
-SCHEDULES = ("linear", "cosine", "constant")
+OPTIMIZERS = ("adamw", "adam", "adagrad", "sgd")  # sgd: the DDP equivalence test (tests/_ddp_chapters.py)
+SCHEDULES = ("linear", "constant")
 # history keys of the training side; evaluation metrics must be named otherwise (e.g. "dev_loss")
 TRAIN_KEYS = ("step", "loss", "lr", "grad_norm", "tokens_per_s", "time", "nonfinite")
 PRECISIONS = ("fp32", "bf16")
@@ -98,10 +97,9 @@ class TrainConfig:
     lr: float = 3e-4                 # peak learning rate
     optimizer: str = "adamw"         # adamw: decoupled decay; adam/adagrad/sgd: torch's L2 `weight_decay`
     betas: tuple[float, float] = (0.9, 0.999)
-    momentum: float = 0.0            # sgd only
     weight_decay: float = 0.0        # on >= 2-D parameters only (matrices, embeddings; not biases or gains)
     warmup_steps: int = 0
-    schedule: str = "constant"       # after warmup: linear | cosine decay to min_lr at `steps`, or constant
+    schedule: str = "constant"       # after warmup: linear decay to min_lr at `steps`, or constant
     min_lr: float = 0.0
     grad_clip: float | None = None   # max global L2 norm
     eval_every: int = 500            # 0: evaluate only after the last step (always done too)
@@ -111,11 +109,10 @@ class TrainConfig:
     log_every: int = 10
     seed: int = 0
     max_nonfinite: int = 10          # non-finite steps skipped before giving up
-    # in a run's key only when set (hanzilm.keys), so adding them left every stored run's key as it was
-    precision: str = dataclasses.field(default="fp32", metadata=KEY_IF_SET)  # "fp32" | "bf16" (autocast)
-    grad_accum: int = dataclasses.field(default=1, metadata=KEY_IF_SET)      # micro-batches per step and process
-    # early stopping: end training after this many evaluations in a row without a better `metric` (0: never)
-    patience: int = dataclasses.field(default=0, metadata=KEY_IF_SET)
+    precision: str = "fp32"          # "fp32" | "bf16" (autocast)
+    grad_accum: int = 1              # micro-batches per step and process
+    patience: int = 0                # end after this many evaluations in a row without a better `metric` (0: never)
+    snapshots: tuple[int, ...] = ()  # steps after which the weights are kept too (snapshot-<step>.safetensors)
 
     def __post_init__(self):
         problems = [
@@ -130,6 +127,8 @@ class TrainConfig:
             "grad_clip must be None or > 0" * (self.grad_clip is not None and self.grad_clip <= 0),
             f"precision must be one of {PRECISIONS}" * (self.precision not in PRECISIONS),
             "grad_accum must be >= 1" * (self.grad_accum < 1),
+            f"snapshots must be steps in 1..{self.steps}"
+            * any(not isinstance(x, int) or not 1 <= x <= self.steps for x in self.snapshots),
         ]
         if any(problems):
             raise HanzilmError("TrainConfig: " + "; ".join(p for p in problems if p))
@@ -155,9 +154,7 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     if cfg.schedule == "constant":
         return cfg.lr
     progress = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
-    if cfg.schedule == "linear":
-        return cfg.lr + (cfg.min_lr - cfg.lr) * progress
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
+    return cfg.lr + (cfg.min_lr - cfg.lr) * progress
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, fused: bool = False) -> torch.optim.Optimizer:
@@ -172,45 +169,7 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, fused: bool = False
         return torch.optim.Adam(groups, lr=cfg.lr, betas=cfg.betas, **extra)
     if cfg.optimizer == "adagrad":
         return torch.optim.Adagrad(groups, lr=cfg.lr)
-    return torch.optim.SGD(groups, lr=cfg.lr, momentum=cfg.momentum)
-
-
-@dataclass(frozen=True)
-class Dist:
-    rank: int
-    world: int
-    device: torch.device
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
-
-
-def setup(device: str | torch.device | None = None) -> Dist:
-    """Rank, world size and device from torchrun's environment; joins the process group if WORLD_SIZE > 1."""
-    world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
-    keep_freed_memory()
-    if device is None:
-        device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
-    device = torch.device(device)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    if world > 1 and not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-        atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
-    return Dist(rank, world, device)
-
-
-def cpu_has_bf16() -> bool:
-    """The CPU multiplies bfloat16 natively (AVX512_BF16 or AMX); elsewhere bf16 autocast on the CPU is emulated
-    and slower than fp32. The same test as `hanzilm.machine.cpu_has_bf16` (which the profiles and provenance use,
-    without importing torch); it stays here until the trainer's code next changes, since any change to this
-    module's code gives every stored model a new key and so retrains them all."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    return torch.optim.SGD(groups, lr=cfg.lr)
 
 
 def _seed(seed: int) -> None:
@@ -236,77 +195,18 @@ def _set_rng_state(s: dict[str, Any]) -> None:
     np.random.set_state((name, np.array(key, dtype=np.uint32), *rest))
 
 
-def _map(batch: Batch, fn: Callable[[Any], Any], leaf: Callable[[Any], bool]) -> Batch:
-    if leaf(batch):
-        return fn(batch)
-    if isinstance(batch, Mapping):
-        return {k: _map(v, fn, leaf) for k, v in batch.items()}
-    if isinstance(batch, tuple):
-        items = [_map(b, fn, leaf) for b in batch]
-        return type(batch)(*items) if hasattr(batch, "_fields") else tuple(items)
-    if isinstance(batch, list):
-        return [_map(b, fn, leaf) for b in batch]
-    return batch
-
-
-def shard(batch: Batch, rank: int, world: int) -> Batch:
-    """Part `rank` of `world` near-equal parts of a batch: tensors along dim 0, lists as lists of examples
-    (the first len % world parts one example longer). The trainer weights each part by its units."""
-    def cut(x):
-        n = len(x)
-        if n < world:
-            raise HanzilmError(f"a batch of {n} examples cannot be cut into {world} non-empty parts")
-        k, extra = divmod(n, world)
-        start = rank * k + min(rank, extra)
-        return x[start:start + k + (rank < extra)]
-    return _map(batch, cut, lambda x: isinstance(x, (torch.Tensor, list))) if world > 1 else batch
-
-
 def _to(batch: Batch, device: torch.device, pin: bool = False) -> Batch:
     def move(t: torch.Tensor) -> torch.Tensor:
         return (t.pin_memory() if pin else t).to(device, non_blocking=True)
-    return _map(batch, move, lambda x: isinstance(x, torch.Tensor))
+    return map_batch(batch, move, lambda x: isinstance(x, torch.Tensor))
 
 
 def _units(model: torch.nn.Module, batch: Batch) -> int:
     if hasattr(model, "batch_size_units"):
         return int(model.batch_size_units(batch))
     found: list[int] = []
-    _map(batch, lambda x: found.append(len(x)), lambda x: isinstance(x, (torch.Tensor, list)))
+    map_batch(batch, lambda x: found.append(len(x)), lambda x: isinstance(x, (torch.Tensor, list)))
     return found[0] if found else 0
-
-
-def _total(units: int, d: Dist) -> int:
-    if d.world == 1:
-        return units
-    t = torch.tensor([float(units)], dtype=torch.float64, device=d.device)
-    dist.all_reduce(t)
-    return int(t.item())
-
-
-def _reduce(weighted_loss: float, d: Dist) -> float:
-    """The global mean loss from each rank's units-weighted share; every rank then takes the same skip
-    decision."""
-    if d.world == 1:
-        return weighted_loss
-    t = torch.tensor([weighted_loss], dtype=torch.float64, device=d.device)
-    dist.all_reduce(t)
-    return t.item()
-
-
-def _allreduce_grads(params: list[torch.Tensor], world: int) -> None:
-    # One flat buffer, one collective. Not DDP: models are driven through .loss(), not forward(), and DDP's
-    # reducer is armed only in forward(). A parameter without a gradient on some rank contributes zeros.
-    # Each rank's gradient is already scaled by world x its share of the units (see _step), so the mean over
-    # ranks is the global per-unit mean.
-    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    dist.all_reduce(flat)
-    flat /= world
-    offset = 0
-    for p, g in zip(params, grads):
-        p.grad = flat[offset:offset + g.numel()].view_as(p).to(p.dtype)
-        offset += g.numel()
 
 
 def _evaluate(model: torch.nn.Module, evaluate: Evaluate, metrics_needed: list[str], d: Dist) -> dict[str, float]:
@@ -328,11 +228,7 @@ def _evaluate(model: torch.nn.Module, evaluate: Evaluate, metrics_needed: list[s
         if missing:
             raise HanzilmError(f"evaluate() returned {sorted(metrics)}, not the selection metric "
                                + ", ".join(map(repr, missing)))
-    if d.world > 1:
-        box = [metrics]
-        dist.broadcast_object_list(box, src=0)
-        metrics = box[0]
-    return metrics
+    return ddp.broadcast(metrics, d)
 
 
 def _better(value: float, best: dict | None, mode: str) -> bool:
@@ -398,7 +294,6 @@ def _reproducible(device: torch.device, threads: int | None, name: str) -> Itera
 
 
 def _config_dict(cfg: TrainConfig) -> dict[str, Any]:
-    # as keyed: a run checkpointed before an option existed resumes under the option's default
     return json.loads(json.dumps(key_fields(cfg)))
 
 
@@ -412,7 +307,7 @@ def _step(model: torch.nn.Module, loss_fn: Callable[[Batch], torch.Tensor], opt:
     exactly 1 and the step is the plain loss.backward()."""
     micro = [batch] if cfg.grad_accum == 1 else [shard(batch, i, cfg.grad_accum) for i in range(cfg.grad_accum)]
     units = [_units(model, m) for m in micro]
-    total = _total(sum(units), d)
+    total = int(ddp.total(sum(units), d))
     weighted = 0.0
     for m, u in zip(micro, units):
         with torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
@@ -421,14 +316,14 @@ def _step(model: torch.nn.Module, loss_fn: Callable[[Batch], torch.Tensor], opt:
         weighted += loss.item() * w / d.world
         # backward at once, so only one micro-batch's graph is alive; a non-finite step is undone below
         (loss * w if w != 1.0 else loss).backward()
-    loss_value = _reduce(weighted, d)
+    loss_value = ddp.total(weighted, d)  # the global mean: each rank's share is units-weighted
     grad_norm, bad = math.nan, None
     if not math.isfinite(loss_value):
         bad = f"loss={loss_value}"
     else:
         params = [p for g in opt.param_groups for p in g["params"]]
         if d.world > 1:
-            _allreduce_grads(params, d.world)
+            ddp.allreduce_grads(params, d.world)
         # max_norm=inf still returns the norm and scales by exactly 1.0 (a bitwise no-op)
         grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip or math.inf))
         if not math.isfinite(grad_norm):
@@ -443,21 +338,52 @@ def _step(model: torch.nn.Module, loss_fn: Callable[[Batch], torch.Tensor], opt:
 
 def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[..., Batch],
           evaluate: Evaluate | None, run_dir: str | Path, *, device: str | torch.device | None = None,
-          keep_best: Sequence[tuple[str, str]] = (), snapshots: Sequence[int] = (),
-          runtime: Runtime = Runtime()) -> TrainResult:
+          keep_best: Sequence[tuple[str, str]] = (), runtime: Runtime = Runtime()) -> TrainResult:
     """Train `model` for cfg.steps in `run_dir`, resuming exactly from its last checkpoint if one is there.
 
     The model ends in its last state; best.safetensors holds the best by cfg.metric (the last weights when
     `evaluate` is None). keep_best: extra (metric, "min"|"max") selections, each kept as
-    best-<metric>.safetensors / .json (needs `evaluate`; not part of TrainConfig, so adding one does not change
-    stored runs' keys). snapshots: steps after which the weights are also kept, as snapshot-<step>.safetensors
-    (neither part of TrainConfig: saving them changes nothing else in the run). runtime: how the device is
-    used (`Runtime`; its defaults suit the device). Call again with the same run_dir
-    after a crash: same losses, same weights."""
+    best-<metric>.safetensors / .json (needs `evaluate`). runtime: how the device is used (`Runtime`; its
+    defaults suit the device). Call again with the same run_dir after a crash: same losses, same weights."""
     keep_best = _check_keep_best(keep_best, cfg, evaluate)
-    snapshots = _check_snapshots(snapshots, cfg)
-    run_dir, d = Path(run_dir), setup(device)
+    run_dir, d = Path(run_dir), ddp.setup(device)
     run_dir.mkdir(parents=True, exist_ok=True)
+    rt = _prepare(model, cfg, runtime, run_dir, d)
+    opt = make_optimizer(model, cfg, fused=bool(rt.fused_adam))
+    loss_fn = torch.compile(model.loss, backend=rt.compile) if rt.compile else model.loss
+    batch_at = _batch_source(train_batches, d)
+    state = _resume(run_dir, model, opt, cfg, d)
+    clock = (state["wall_time"], time.perf_counter())  # training seconds of earlier sessions, this one's start
+    with _reproducible(d.device, state["threads"], run_dir.name), \
+            progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
+        for step in range(state["step"], state["step"] if state.get("stopped_early") else cfg.steps):
+            t_step, lr = time.perf_counter(), lr_at(step, cfg)
+            outcome = _step(model, loss_fn, opt, batch_at(step), lr, cfg, d, bool(rt.pin_memory))
+            state["step"] = done = step + 1
+            row = _account(state, outcome, run_dir, cfg, d)
+            state["window"]["secs"] += time.perf_counter() - t_step  # step time only: no eval, no checkpoints
+            last = done == cfg.steps
+            row.update(_log_row(state["window"], lr, _elapsed(clock), bar) if done % cfg.log_every == 0 or last
+                       else {})
+            if evaluate is not None and ((cfg.eval_every and done % cfg.eval_every == 0) or last):
+                last = _evaluate_and_select(model, evaluate, state, row, cfg, keep_best, run_dir, d) or last
+            elif evaluate is None and last:
+                _select_last(model, state, cfg, run_dir, d)
+            if row:
+                state["history"].append({"step": done, **row})
+            if done in cfg.snapshots and d.main:
+                _save_weights(model, run_dir / snapshot_name(done), {"step": done})
+            if (cfg.checkpoint_every and done % cfg.checkpoint_every == 0) or last:
+                _checkpoint(run_dir, model, opt, state, _elapsed(clock), d)
+            bar.update(1)
+            if state.get("stopped_early"):
+                break
+    ddp.barrier(d)  # nobody reads best/last before rank 0 has written them
+    return _result(state, run_dir)
+
+
+def _prepare(model: torch.nn.Module, cfg: TrainConfig, runtime: Runtime, run_dir: Path, d: Dist) -> Runtime:
+    """The model on its device in training mode, and the runtime resolved for that device."""
     model.to(d.device).train()
     rt = runtime.resolved(d.device)
     if d.device.type == "cuda":
@@ -465,124 +391,132 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
     if cfg.precision == "bf16" and d.device.type == "cpu" and d.main and not cpu_has_bf16():
         warnings.warn(f"{run_dir.name}: bf16 autocast on a CPU without AVX512_BF16 or AMX is emulated, usually "
                       "slower than fp32", RuntimeWarning)
-    opt = make_optimizer(model, cfg, fused=bool(rt.fused_adam))
-    loss_fn = torch.compile(model.loss, backend=rt.compile) if rt.compile else model.loss
+    return rt
+
+
+def _batch_source(train_batches: Callable[..., Batch], d: Dist) -> Callable[[int], Batch]:
+    """step -> this rank's batch: the source's own shard if it takes (rank, world_size), else a slice."""
     try:
         per_rank = {"rank", "world_size"} <= set(inspect.signature(train_batches).parameters)
     except (TypeError, ValueError):
         per_rank = False
+    if per_rank:
+        return lambda step: train_batches(step, rank=d.rank, world_size=d.world)
+    return lambda step: shard(train_batches(step), d.rank, d.world)
 
+
+def _resume(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
+            d: Dist) -> dict[str, Any]:
+    """The training state: the last checkpoint's (weights, optimiser and RNGs restored), or a fresh one."""
     state = _load_last(run_dir, model, opt, d)
     if state is None:
         _seed(cfg.seed + d.rank)  # rank-specific so dropout masks differ between shards
-        state = {"step": 0, "history": [], "best": None, "extra_best": {}, "nonfinite": 0, "wall_time": 0.0,
-                 "window": {"loss": 0.0, "grad_norm": 0.0, "n": 0, "units": 0, "secs": 0.0},
-                 "config": _config_dict(cfg), "threads": torch.get_num_threads()}
-        for t in [*model.parameters(), *model.buffers()] if d.world > 1 else []:
-            dist.broadcast(t.data, src=0)  # every rank starts from rank 0's initialisation
+        ddp.same_start(model, d)
+        return {"step": 0, "history": [], "best": None, "extra_best": {}, "nonfinite": 0, "wall_time": 0.0,
+                "window": _empty_window(), "config": _config_dict(cfg), "threads": torch.get_num_threads()}
+    diff = [k for k in state["config"].keys() | _config_dict(cfg).keys()
+            if state["config"].get(k) != _config_dict(cfg).get(k)]
+    if diff:
+        raise HanzilmError(f"{run_dir} holds a run with another TrainConfig ({', '.join(sorted(diff))} differ); "
+                           "use a new run_dir or delete this one")
+    rngs = state.pop("rng")
+    if d.rank < len(rngs):
+        _set_rng_state(rngs[d.rank])
+    else:  # resumed on more processes than saved: the new ranks start fresh streams
+        _seed(cfg.seed + d.rank)
+    return state
+
+
+def _empty_window() -> dict[str, float]:
+    return {"loss": 0.0, "grad_norm": 0.0, "n": 0, "units": 0, "secs": 0.0}
+
+
+def _elapsed(clock: tuple[float, float]) -> float:
+    return clock[0] + time.perf_counter() - clock[1]
+
+
+def _account(state: dict[str, Any], outcome: tuple[float, int, float, str | None], run_dir: Path,
+             cfg: TrainConfig, d: Dist) -> dict[str, Any]:
+    """A step's outcome added to the logging window, or, for a skipped non-finite step, counted against
+    cfg.max_nonfinite (training stops past it, the last checkpoint kept). Returns the step's history row."""
+    loss, units, grad_norm, bad = outcome
+    if not bad:
+        win = state["window"]
+        win.update(loss=win["loss"] + loss, grad_norm=win["grad_norm"] + grad_norm, n=win["n"] + 1,
+                   units=win["units"] + units)
+        return {}
+    done = state["step"]
+    state["nonfinite"] += 1
+    if d.main:
+        warnings.warn(f"{run_dir.name}: step {done} (train_batches({done - 1})): non-finite {bad}, update "
+                      f"skipped ({state['nonfinite']}/{cfg.max_nonfinite} allowed)", RuntimeWarning)
+    if state["nonfinite"] > cfg.max_nonfinite:
+        state["history"].append({"step": done, "nonfinite": bad})
+        if d.main:
+            write_history(run_dir, state["history"])
+        raise HanzilmError(f"{run_dir}: {state['nonfinite']} non-finite steps, more than max_nonfinite="
+                           f"{cfg.max_nonfinite} (last: step {done}, {bad}); lower the lr or set grad_clip, or "
+                           "inspect that batch; training stopped, last checkpoint kept")
+    return {"nonfinite": bad}
+
+
+def _log_row(win: dict[str, float], lr: float, elapsed: float, bar: Any) -> dict[str, float]:
+    """The logging window's means (nothing if every step in it was skipped), shown on the bar; the window
+    starts again."""
+    if not win["n"]:
+        return {}
+    row = {"loss": win["loss"] / win["n"], "lr": lr, "grad_norm": win["grad_norm"] / win["n"],
+           "tokens_per_s": win["units"] / max(win["secs"], 1e-9), "time": elapsed}
+    bar.set_postfix(loss=f"{row['loss']:.4f}", lr=f"{lr:.2e}", tok_s=f"{row['tokens_per_s']:.0f}", refresh=False)
+    win.update(_empty_window())
+    return row
+
+
+def _evaluate_and_select(model: torch.nn.Module, evaluate: Evaluate, state: dict[str, Any], row: dict[str, Any],
+                         cfg: TrainConfig, keep_best: list[tuple[str, str]], run_dir: Path, d: Dist) -> bool:
+    """Evaluate; keep the weights that are best by cfg.metric and by each keep_best metric. Returns whether
+    training stops early (cfg.patience evaluations in a row without a better cfg.metric)."""
+    metrics = _evaluate(model, evaluate, [cfg.metric, *(m for m, _ in keep_best)], d)
+    row.update(metrics)
+    stop = False
+    if _better(metrics[cfg.metric], state["best"], cfg.metric_mode):
+        state["best"] = {"step": state["step"], "value": metrics[cfg.metric], "metrics": metrics}
+        state["stale"] = 0
+        if d.main:
+            _save_best(run_dir, model, state["best"], cfg)
     else:
-        diff = [k for k, v in _config_dict(cfg).items() if state["config"].get(k) != v]
-        if diff:
-            raise HanzilmError(f"{run_dir} holds a run with another TrainConfig ({', '.join(diff)} differ); "
-                               "use a new run_dir or delete this one")
-        rngs = state.pop("rng")
-        state.setdefault("extra_best", {})  # runs saved before keep_best existed
-        if d.rank < len(rngs):
-            _set_rng_state(rngs[d.rank])
-        else:  # resumed on more processes than saved: the new ranks start fresh streams
-            _seed(cfg.seed + d.rank)
+        state["stale"] = state.get("stale", 0) + 1
+        if cfg.patience and state["stale"] >= cfg.patience and state["step"] != cfg.steps:
+            state["stopped_early"] = row["stopped_early"] = stop = True
+    for m, mode in keep_best:
+        if _better(metrics[m], state["extra_best"].get(m), mode):
+            state["extra_best"][m] = {"step": state["step"], "value": metrics[m], "metrics": metrics}
+            if d.main:
+                _save_best(run_dir, model, state["extra_best"][m], cfg, metric=m, mode=mode)
+    return stop
 
-    hist, win, wall0, t0 = state["history"], state["window"], state["wall_time"], time.perf_counter()
-    # "threads" is missing from runs checkpointed before it was recorded: they go on at this process's count
-    with _reproducible(d.device, state.get("threads"), run_dir.name), \
-            progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
-        # a run that stopped early resumes as finished
-        for step in range(state["step"], state["step"] if state.get("stopped_early") else cfg.steps):
-            t_step = time.perf_counter()
-            if per_rank:
-                batch = train_batches(step, rank=d.rank, world_size=d.world)
-            else:
-                batch = shard(train_batches(step), d.rank, d.world)
-            lr = lr_at(step, cfg)
-            loss, units, grad_norm, bad = _step(model, loss_fn, opt, batch, lr, cfg, d, bool(rt.pin_memory))
-            done, row = step + 1, {}
-            state["step"] = done
 
-            if bad:
-                state["nonfinite"] += 1
-                row["nonfinite"] = bad
-                if d.main:
-                    warnings.warn(f"{run_dir.name}: step {done} (train_batches({step})): non-finite {bad}, "
-                                  f"update skipped ({state['nonfinite']}/{cfg.max_nonfinite} allowed)",
-                                  RuntimeWarning)
-                if state["nonfinite"] > cfg.max_nonfinite:
-                    hist.append({"step": done, **row})
-                    if d.main:
-                        write_history(run_dir, hist)
-                    raise HanzilmError(f"{run_dir}: {state['nonfinite']} non-finite steps, more than "
-                                       f"max_nonfinite={cfg.max_nonfinite} (last: step {done}, {bad}); lower "
-                                       "the lr or set grad_clip, or inspect that batch; training stopped, "
-                                       "last checkpoint kept")
-            else:
-                win["loss"] += loss
-                win["grad_norm"] += grad_norm
-                win["n"] += 1
-                win["units"] += units
-            win["secs"] += time.perf_counter() - t_step  # step time only: eval and checkpoints excluded
+def _select_last(model: torch.nn.Module, state: dict[str, Any], cfg: TrainConfig, run_dir: Path, d: Dist) -> None:
+    """Without an evaluation, the last weights are the run's best."""
+    state["best"] = {"step": state["step"], "value": math.nan, "metrics": {}}
+    if d.main:
+        _save_best(run_dir, model, state["best"], cfg)
 
-            last = done == cfg.steps
-            if (done % cfg.log_every == 0 or last) and win["n"]:
-                row.update(loss=win["loss"] / win["n"], lr=lr, grad_norm=win["grad_norm"] / win["n"],
-                           tokens_per_s=win["units"] / max(win["secs"], 1e-9),
-                           time=wall0 + time.perf_counter() - t0)
-                bar.set_postfix(loss=f"{row['loss']:.4f}", lr=f"{lr:.2e}", tok_s=f"{row['tokens_per_s']:.0f}",
-                                refresh=False)
-                win.update(loss=0.0, grad_norm=0.0, n=0, units=0, secs=0.0)
 
-            if evaluate is not None and ((cfg.eval_every and done % cfg.eval_every == 0) or last):
-                metrics = _evaluate(model, evaluate, [cfg.metric, *(m for m, _ in keep_best)], d)
-                row.update(metrics)
-                if _better(metrics[cfg.metric], state["best"], cfg.metric_mode):
-                    state["best"] = {"step": done, "value": metrics[cfg.metric], "metrics": metrics}
-                    state["stale"] = 0
-                    if d.main:
-                        _save_best(run_dir, model, state["best"], cfg)
-                else:
-                    state["stale"] = state.get("stale", 0) + 1
-                    if cfg.patience and state["stale"] >= cfg.patience and not last:
-                        state["stopped_early"] = last = True
-                        row["stopped_early"] = True
-                for m, mode in keep_best:
-                    if _better(metrics[m], state["extra_best"].get(m), mode):
-                        state["extra_best"][m] = {"step": done, "value": metrics[m], "metrics": metrics}
-                        if d.main:
-                            _save_best(run_dir, model, state["extra_best"][m], cfg, metric=m, mode=mode)
-            elif evaluate is None and last:
-                state["best"] = {"step": done, "value": math.nan, "metrics": {}}
-                if d.main:
-                    _save_best(run_dir, model, state["best"], cfg)
-            if row:
-                hist.append({"step": done, **row})
-            if done in snapshots and d.main:
-                _save_weights(model, run_dir / snapshot_name(done), {"step": done})
+def _checkpoint(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, state: dict[str, Any],
+                elapsed: float, d: Dist) -> None:
+    """A resume point: weights, optimiser, every rank's RNGs (so dropout resumes exactly on each), history."""
+    state["wall_time"] = elapsed
+    rngs = ddp.gather(_rng_state(), d)
+    if d.main:
+        _save_last(run_dir, model, opt, {**state, "rng": rngs})
+        write_history(run_dir, state["history"])
 
-            if (cfg.checkpoint_every and done % cfg.checkpoint_every == 0) or last:
-                state["wall_time"] = wall0 + time.perf_counter() - t0
-                rngs = [_rng_state()]
-                if d.world > 1:  # every rank's RNGs, so dropout resumes exactly on each of them
-                    rngs = [None] * d.world
-                    dist.all_gather_object(rngs, _rng_state())
-                if d.main:
-                    _save_last(run_dir, model, opt, {**state, "rng": rngs})
-                    write_history(run_dir, hist)
-            bar.update(1)
-            if state.get("stopped_early"):
-                break
-    if d.world > 1:
-        dist.barrier()  # nobody reads best/last before rank 0 has written them
+
+def _result(state: dict[str, Any], run_dir: Path) -> TrainResult:
     best = state["best"] or {}
     extra = {m: {"step": b["step"], "metrics": b["metrics"]} for m, b in state["extra_best"].items()}
-    return TrainResult(history=hist, best_metrics=best.get("metrics", {}), best_step=best.get("step"),
+    return TrainResult(history=state["history"], best_metrics=best.get("metrics", {}), best_step=best.get("step"),
                        wall_time=state["wall_time"], steps=state["step"], nonfinite=state["nonfinite"],
                        run_dir=run_dir, extra_best=extra)
 
@@ -600,13 +534,6 @@ def snapshot_steps(steps: int, n: int) -> tuple[int, ...]:
     """`n` steps spaced evenly in log steps (so in log tokens), each twice the one before, ending at `steps`:
     6 over 1,500 steps are 47, 94, 188, 375, 750, 1500."""
     return tuple(sorted({max(1, round(steps / 2 ** k)) for k in range(n)})) if n > 0 else ()
-
-
-def _check_snapshots(snapshots: Sequence[int], cfg: TrainConfig) -> frozenset[int]:
-    bad = [s for s in snapshots if not isinstance(s, int) or not 1 <= s <= cfg.steps]
-    if bad:
-        raise HanzilmError(f"snapshots must be steps in 1..{cfg.steps}, not {bad}")
-    return frozenset(snapshots)
 
 
 def _check_keep_best(keep_best: Sequence[tuple[str, str]], cfg: TrainConfig, evaluate: Evaluate | None

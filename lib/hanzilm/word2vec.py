@@ -1,8 +1,9 @@
 """Character vectors from gensim's word2vec, made once per (config, data) through the model store.
 
-    vectors = word2vec_vectors(store, cfg, lambda: sentences, data=checksums, vector_size=25, sg=1)
+    vectors = word2vec_vectors(store, cfg, lambda: sentences, data=checksums, version=versions.key("mmtnn"),
+                               vector_size=25, sg=1)
 
-The caller's frozen dataclass `cfg` keys the vectors (with the data checksums); `sentences` (lists of
+The caller's frozen dataclass `cfg` keys the vectors (with the data checksums and the caller's chapter version); `sentences` (lists of
 characters) is only called when the store has none. The run directory holds vectors.safetensors and itos.json.
 """
 
@@ -17,12 +18,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .io import atomic_path, atomic_write_text
-from .keys import source_version
 from .store import Store
 
 
 def word2vec_vectors(store: Store, key: Any, sentences: Callable[[], list[list[str]]], *,
-                     data: Mapping[str, str], until_stable: float | None = None, **options: Any
+                     data: Mapping[str, str], version: str, until_stable: float | None = None, **options: Any
                      ) -> dict[str, np.ndarray]:
     """Character -> vector. `options` go to gensim's Word2Vec (one worker unless given: deterministic).
 
@@ -61,29 +61,28 @@ def word2vec_vectors(store: Store, key: Any, sentences: Callable[[], list[list[s
         atomic_write_text(run_dir / "itos.json", json.dumps(itos, ensure_ascii=False))
         return {**made, "types": len(itos)}
 
-    run_dir = store.make_or_load(key, make, data=data, code_version=source_version("word2vec", word2vec_vectors,
-                                                                                   nearest_ids))
+    run_dir = store.make_or_load(key, make, data=data, version=version)
     vectors = load_file(str(run_dir / "vectors.safetensors"))["vectors"].numpy()
     itos = json.loads((run_dir / "itos.json").read_text(encoding="utf-8"))
     return dict(zip(itos, vectors))
 
 
-def _run_dir(store: Store, key: Any, data: Mapping[str, str]) -> Path:
-    return store.run_dir(key, data, source_version("word2vec", word2vec_vectors, nearest_ids))
+def _run_dir(store: Store, key: Any, data: Mapping[str, str], version: str) -> Path:
+    return store.run_dir(key, data, version)
 
 
-def vectors_summary(store: Store, key: Any, data: Mapping[str, str]) -> dict[str, Any]:
+def vectors_summary(store: Store, key: Any, data: Mapping[str, str], version: str) -> dict[str, Any]:
     """done.json of made vectors: tokens, types, wall time and, trained until stable, the epochs and overlaps."""
     from .store import load_summary
 
-    return load_summary(_run_dir(store, key, data))
+    return load_summary(_run_dir(store, key, data, version))
 
 
-def vectors_stored(store: Store, key: Any, data: Mapping[str, str]) -> bool:
+def vectors_stored(store: Store, key: Any, data: Mapping[str, str], version: str) -> bool:
     """Whether `word2vec_vectors` with this key and data would load the vectors instead of training them."""
     from .store import is_complete
 
-    return is_complete(_run_dir(store, key, data))
+    return is_complete(_run_dir(store, key, data, version))
 
 
 def nearest_ids(vectors: np.ndarray, probes: int = 500, k: int = 10) -> np.ndarray:
@@ -94,6 +93,3 @@ def nearest_ids(vectors: np.ndarray, probes: int = 500, k: int = 10) -> np.ndarr
     sims[np.arange(min(probes, len(unit))), np.arange(min(probes, len(unit)))] = -np.inf
     return np.argsort(-sims, axis=1)[:, :k]
 
-
-# hashed now, from the source the module was imported from (`source_version` keeps the first hash)
-source_version("word2vec", word2vec_vectors, nearest_ids)

@@ -16,8 +16,9 @@ Sense network, per token (no context), with e = E x:
     C  = LN_2(h1 (broadcast to k senses) + FF_2(h1))    FF_2: d -> 4d -> k*d, LN_2 over the k*d values
 
 Speed: the sense vectors depend only on the token, so a batch computes them once per distinct token and
-gathers; the weighted sum of Eq. 3 is causal attention with k heads whose values are the senses, computed
-in causal query chunks by `causal_sense_mix` (scale 1: Eq. 6 has no 1/sqrt(d/k); `scaled_alpha` adds it).
+gathers; the weighted sum of Eq. 3 (`sense_sum`) is causal attention with k heads whose values are the senses,
+computed in causal query chunks by `kernels.causal_sense_mix` (scale 1: Eq. 6 has no 1/sqrt(d/k);
+`scaled_alpha` adds it).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ...softmax import linear_selected_log_probs
-from .gpt import MLP, GPTConfig, Transformer, gpt_param_count, init_gpt2_
+from .gpt import MLP, GPTConfig, Transformer, init_gpt2_
+from .kernels import causal_sense_mix, wide
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,13 @@ class SenseNetwork(nn.Module):
         h = self.ln_1(e + self.ff_1(e))
         c = h.unsqueeze(-2) + self.ff_2(h).unflatten(-1, (self.k, self.d))
         return self.ln_2(c.flatten(-2)).unflatten(-1, (self.k, self.d))
+
+
+def sense_sum(alpha: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """Eq. 3, o_i = sum_l sum_j alpha_lij C(x_j)_l: weights (B, k, T, T) and senses (B, k, T, d) -> (B, T, d).
+    Training computes the same with Eq. 6's causal alpha fused in (`kernels.causal_sense_mix`, tested against
+    this expression)."""
+    return (alpha @ values).sum(1)
 
 
 class Backpack(nn.Module):
@@ -138,7 +147,7 @@ class Backpack(nn.Module):
             senses = senses * sense_scale.to(senses.dtype).unsqueeze(-1)
         values = senses.transpose(1, 2)                                # (B, k, T, d)
         if alpha is not None:
-            return (alpha.to(values.dtype) @ values).sum(1)
+            return sense_sum(alpha.to(values.dtype), values)
         q, key = self._qk(ids)
         return causal_sense_mix(q, key, values, dropout=self.alpha_dropout if self.training else 0.0,
                                 scale=self.alpha_scale)
@@ -148,121 +157,16 @@ class Backpack(nn.Module):
         """Next-token logits E^T o (B, T, V); see `represent` for sense_scale and alpha.
 
         Always in fp32, under bf16 autocast too: o is a weighted sum of 16 layer-normed senses with no layer
-        norm after it, so its logits span a wider range than a GPT's, and bf16's 8-bit mantissa blurs them. With
-        the mix already in fp32, bf16 logits left the cpu Backpack at test perplexity 64.6 and fp32 ones at 63.1
-        (fp32 throughout: 61.9; AVX512_BF16 EPYC, 2026-12-04). GPT-2's final layer norm keeps its logits in
-        range: its bf16 perplexity equals its fp32 one."""
+        norm after it, so its logits span a wider range than a GPT's, and bf16's 8-bit mantissa blurs them (it
+        raised the cpu Backpack's test perplexity). GPT-2's final layer norm keeps its logits in range."""
         o = self.represent(ids, sense_scale, alpha)
         with torch.autocast(o.device.type, enabled=False):
-            return o.to(_wide(o)) @ self.wte.weight.to(_wide(o)).T
+            return o.to(wide(o)) @ self.wte.weight.to(wide(o)).T
 
     def loss(self, batch: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy: `forward`'s fp32 logits, normalised a block of rows at a time."""
         o = self.represent(batch[:, :-1])
-        return -linear_selected_log_probs(o, self.wte.weight, None, batch[:, 1:, None], dtype=_wide(o)).mean()
+        return -linear_selected_log_probs(o, self.wte.weight, None, batch[:, 1:, None], dtype=wide(o)).mean()
 
     def batch_size_units(self, batch: torch.Tensor) -> int:
         return batch[:, 1:].numel()
-
-
-def _wide(t: torch.Tensor) -> torch.dtype:
-    """The dtype of the parts kept out of bf16: fp32, or the float64 of the gradient checks."""
-    return torch.promote_types(t.dtype, torch.float32)
-
-
-def causal_sense_mix(q: torch.Tensor, key: torch.Tensor, values: torch.Tensor, dropout: float = 0.0,
-                     scale: float = 1.0, chunk: int = 64) -> torch.Tensor:
-    """sum_l softmax_causal(scale q_l k_l^T) @ values_l: Eq. 3 with Eq. 6's alpha, (B, k, T, *) -> (B, T, d).
-
-    The queries and keys are d/k wide, the values (senses) d wide, which sends `scaled_dot_product_attention`
-    down its materialising path on the CPU (no causal skipping). Queries in chunks of `chunk` positions let
-    each chunk skip the keys after its end: at B=16, k=16, T=256, d=128 (AVX512_BF16 EPYC, two threads, forward
-    and backward, fp32) chunks of 128 through SDPA took 204 ms against 273 for the fused kernel with q and k
-    zero-padded to the values' width, and in a whole training step chunks of 64 beat 128 and 32.
-    `_CausalSenseMix` computes the same chunks by hand: 112-125 ms against SDPA's 141-146 (chunks of 64,
-    2026-12-04, same process; 32 to 96 within 8 % of each other, 128 a quarter slower). One product per chunk
-    over all (key, sense) pairs instead of one per sense summed after (the weights copied to (B, c, j, l) against
-    the senses as the lookup lays them out, (B, T*k, d)) was no faster (AVX2 EPYC, 2026-12-04: the products took
-    as long, and the copies came on top).
-
-    Always in fp32, under bf16 autocast too: with the chunks' softmax over Eq. 6's unscaled logits in bfloat16,
-    the cpu Backpack's test perplexity rose from 61.9 (fp32) to 66.2 (2026-12-02)."""
-    wide = _wide(q)
-    keep = torch.is_grad_enabled() and any(t.requires_grad for t in (q, key, values))   # a backward will come
-    with torch.autocast(q.device.type, enabled=False):
-        return _CausalSenseMix.apply(q.to(wide), key.to(wide), values.to(wide), scale, dropout, chunk, keep)
-
-
-class _CausalSenseMix(torch.autograd.Function):
-    """Eq. 3 with Eq. 6's alpha, a chunk of query positions at a time, by hand rather than through
-    `F.scaled_dot_product_attention`'s masked path: there, each chunk's slice of the senses cost a zero-filled
-    gradient of all of them in the backward, and the boolean mask was converted in every call. Here the causal
-    mask is an additive bias folded into the scores' matmul, the backward walks the chunks from the last (which
-    sees every key) so that it writes the gradients of keys and senses before adding into them, and the softmax's
-    backward is torch's fused kernel. Shapes as (B*k, T, width): one batched matmul per product and chunk."""
-
-    @staticmethod
-    def forward(ctx, q, key, values, scale, dropout, chunk, keep):
-        B, k, T, d = values.shape
-        q, key, values = (t.reshape(B * k, T, -1) for t in (q, key, values))
-        future = torch.full((chunk, chunk), float("-inf"), dtype=q.dtype, device=q.device).triu_(1)
-        out = values.new_empty(B, T, d)
-        saved = []
-        for s in range(0, T, chunk):
-            e = min(s + chunk, T)
-            bias = F.pad(future[:e - s, :e - s], (s, 0))                      # j > i: -inf, diagonal block only
-            alpha = torch.baddbmm(bias, q[:, s:e], key[:, :e].transpose(1, 2), alpha=scale).softmax(-1)
-            mask = None
-            if dropout > 0.0:                                                 # dropout after the softmax (A.2)
-                mask = torch.empty_like(alpha).bernoulli_(1.0 - dropout).div_(1.0 - dropout)
-            mixed = torch.bmm(alpha * mask if mask is not None else alpha, values[:, :e])   # (B*k, c, d)
-            torch.sum(mixed.view(B, k, e - s, d), dim=1, out=out[:, s:e])
-            if keep:
-                saved.append((alpha, mask))
-        if keep:
-            ctx.save_for_backward(q, key, values)
-            ctx.alphas, ctx.scale, ctx.chunk, ctx.k = saved, scale, chunk, k
-        return out
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):
-        q, key, values = ctx.saved_tensors
-        k, scale = ctx.k, ctx.scale
-        BK, T, d = values.shape
-        grad_q, grad_key, grad_values = torch.empty_like(q), torch.empty_like(key), torch.empty_like(values)
-        starts = range(0, T, ctx.chunk)
-        for s, (alpha, mask) in zip(reversed(starts), reversed(ctx.alphas)):
-            e = min(s + ctx.chunk, T)
-            first = e == T                                   # the last chunk: its keys and senses are all of them
-            g = grad[:, None, s:e].expand(-1, k, -1, -1).reshape(BK, e - s, d)   # o sums the k senses' mixes
-            dropped = alpha * mask if mask is not None else alpha
-            if first:
-                torch.bmm(dropped.transpose(1, 2), g, out=grad_values)
-            else:     # (a product into a slice, or baddbmm_ on one, falls back to one matmul per batch entry)
-                grad_values[:, :e] += torch.bmm(dropped.transpose(1, 2), g)
-            grad_alpha = torch.bmm(g, values[:, :e].transpose(1, 2))          # (B*k, c, e)
-            if mask is not None:
-                grad_alpha.mul_(mask)
-            grad_scores = torch.ops.aten._softmax_backward_data(grad_alpha, alpha, -1, alpha.dtype)
-            grad_q[:, s:e] = torch.bmm(grad_scores, key[:, :e])
-            if first:
-                torch.bmm(grad_scores.transpose(1, 2), q[:, s:e], out=grad_key)
-            else:
-                grad_key[:, :e] += torch.bmm(grad_scores.transpose(1, 2), q[:, s:e])
-        if scale != 1.0:
-            grad_q.mul_(scale), grad_key.mul_(scale)
-        ctx.alphas = None
-        shape = (BK // k, k, T, -1)
-        return grad_q.view(shape), grad_key.view(shape), grad_values.view(shape), None, None, None, None
-
-
-def backpack_param_count(cfg: BackpackConfig, *, positions: bool = True) -> int:
-    """Closed form of the Backpack's parameter count (tied embedding counted once)."""
-    d, k, b = cfg.n_embd, cfg.n_senses, int(cfg.bias)
-    contextualiser = gpt_param_count(cfg.transformer_config(), positions=positions)  # includes E
-    qk = 2 * d * d
-    ff_1 = d * 4 * d + b * 4 * d + 4 * d * d + b * d
-    ff_2 = d * 4 * d + b * 4 * d + 4 * d * k * d + b * k * d
-    lns = (d + b * d) + (k * d + b * k * d)
-    return contextualiser + qk + ff_1 + ff_2 + lns

@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .backpack import Backpack, _wide
+from .backpack import Backpack
+from .kernels import wide
 from .gpt import GPT, Block, Transformer
 
 KV = tuple[torch.Tensor, torch.Tensor]
@@ -81,9 +82,9 @@ class Decoder:
             if self.cache:
                 key, values = (torch.cat([old, new], dim=2) for old, new in zip(self.cache[-2:], (key, values)))
             cache += [key, values]
-            wide = _wide(q)                                     # the mix in fp32, as in training
+            fp = wide(q)                                       # the mix in fp32, as in training
             with torch.autocast(h.device.type, enabled=False):
-                out = F.scaled_dot_product_attention(q.to(wide), key.to(wide), values.to(wide), scale=m.alpha_scale,
+                out = F.scaled_dot_product_attention(q.to(fp), key.to(fp), values.to(fp), scale=m.alpha_scale,
                                                      attn_mask=_visible(start, n, h.device)).sum(1)
         self.cache, self.length = cache, start + ids.shape[1]
         return out[:, -(last or ids.shape[1]):] @ m.wte.weight.T

@@ -22,14 +22,14 @@ from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...data.vocab import CharVocab
 from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
-from ...keys import KEY_IF_SET, source_version
+from ... import versions
 from ...store import Store, is_complete, load_history, load_model, load_summary, required
 from ...train import TrainConfig, best_name, snapshot_steps, train
-from .backpack import Backpack, BackpackConfig, backpack_param_count
+from .backpack import Backpack, BackpackConfig
 from .cloze import ClozeCase, ClozeConfig, build_cloze, evaluate_cloze
 from .common import SensesConfig
 from .data import BlockBatches, EncodedCorpus, encoded_corpus
-from .gpt import GPT, GPTConfig, gpt_param_count
+from .gpt import GPT, GPTConfig
 from .perplexity import perplexity
 from .sense_reader import VOCAB
 
@@ -63,10 +63,10 @@ class LMConfig:
     test_tokens: int = 0             # test tokens for perplexity (0: the whole test split)
     eval_batch_size: int = 16
     train: TrainConfig = field(default_factory=lambda: PAPER_TRAIN)
-    scaled_alpha: bool = field(default=False, metadata=KEY_IF_SET)  # the Backpack's alpha logits / sqrt(d/k)
+    scaled_alpha: bool = False       # the Backpack's alpha logits / sqrt(d/k)
     # models trained under bf16 autocast whatever `train.precision` says (the cpu profile's GPT-2 where the CPU
     # multiplies bf16 natively: see hanzilm.profiles); `pair` moves the choice into each model's own `train`
-    bf16_models: tuple[str, ...] = field(default=(), metadata=KEY_IF_SET)
+    bf16_models: tuple[str, ...] = ()
 
     def __post_init__(self):
         for m in (self.model, *self.bf16_models):
@@ -100,6 +100,12 @@ class BackpackChapter:
     workers: int = 1
     store: Store | None = field(default=None, compare=False)
 
+    def run(self, model: str) -> LMConfig:
+        """The stored run of `model`: its member of the pair, keeping the trends page's snapshots."""
+        cfg = self.lm.pair()[model]
+        steps = snapshot_steps(cfg.train.steps, self.snapshots)
+        return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, snapshots=steps))
+
     def reseeded(self, offset: int) -> BackpackChapter:
         """The pair trained at seed + offset (initialisation and data order; see `hanzilm.profiles`)."""
         train = dataclasses.replace(self.lm.train, seed=self.lm.train.seed + offset)
@@ -127,8 +133,12 @@ def build(cfg: LMConfig, vocab_size: int) -> torch.nn.Module:
 
 
 def param_count(mc: GPTConfig | BackpackConfig, positions: bool = True) -> int:
-    return gpt_param_count(mc, positions=positions) if isinstance(mc, GPTConfig) else \
-        backpack_param_count(mc, positions=positions)
+    """The parameters of the model `mc` builds (the tied embedding once), counted on the meta device; without
+    the learned position embeddings when `positions` is False."""
+    with torch.device("meta"):
+        model = GPT(mc) if isinstance(mc, GPTConfig) else Backpack(mc)
+    total = sum(p.numel() for p in model.parameters())
+    return total if positions else total - mc.block_size * mc.n_embd
 
 
 def load_corpus(ch: BackpackChapter) -> EncodedCorpus:
@@ -155,30 +165,13 @@ def batches(cfg: LMConfig, corpus: EncodedCorpus) -> BlockBatches:
     return BlockBatches(corpus.splits["train"], cfg.batch_size, cfg.block_size, seed=cfg.train.seed)
 
 
-def _code_versions() -> dict[str, str]:
-    from ... import softmax
-    from ... import train as trainer
-    from . import backpack, data, gpt
-    from . import perplexity as ppl
-
-    shared = (gpt, softmax, trainer, data.BlockBatches, ppl, build, model_config, gpt_config, dev_evaluator, batches)
-    return {"gpt": source_version("lm", *shared), "backpack": source_version("backpack", backpack, *shared)}
-
-
-def code_version(model: str) -> str:
-    """Part of `model`'s store key: a hash of the source that trains and selects it, so a stored run of other
-    code is not reused."""
-    return CODE_VERSIONS[model]
-
-
 def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
     """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
     complete run."""
-    cfg = ch.lm.pair()[model]
-    net = required(ch.store).train_or_load(cfg, build=lambda: build(cfg, len(corpus.vocab)),
-                                           batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus),
-                                           data=store_data(corpus), code_version=code_version(model),
-                                           snapshots=snapshot_steps(cfg.train.steps, ch.snapshots))
+    cfg = ch.run(model)
+    net = required(ch.store).train_or_load(cfg, version=versions.key("backpack"),
+                                           build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
+                                           evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus))
     vocab = run_dir(ch, corpus, model) / VOCAB
     if not vocab.is_file():  # beside the weights, so `hanzilm senses` needs neither torch nor the corpus
         corpus.vocab.save(vocab)
@@ -191,14 +184,13 @@ def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn
 
 
 def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
-    return required(ch.store).run_dir(ch.lm.pair()[model], data=store_data(corpus),
-                                      code_version=code_version(model))
+    return required(ch.store).run_dir(ch.run(model), data=store_data(corpus), version=versions.key("backpack"))
 
 
 def snapshots(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict[int, Path]:
     """{step: weights} of the snapshots `model`'s run kept (see `train_model`)."""
-    return required(ch.store).snapshot_paths(ch.lm.pair()[model], data=store_data(corpus),
-                                             code_version=code_version(model))
+    return required(ch.store).snapshot_paths(ch.run(model), data=store_data(corpus),
+                                             version=versions.key("backpack"))
 
 
 def summary(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict:
@@ -273,10 +265,6 @@ def evaluate(ch: BackpackChapter, corpus: EncodedCorpus, models: dict[str, torch
     cloze = {name: evaluate_cloze(m, cases, corpus.vocab, beam=ch.cloze.beam, block_size=ch.lm.block_size)
              for name, m in models.items()}
     return Evaluation(cases=cases, perplexity=ppl, cloze=cloze)
-
-
-# hashed when the module is imported, from the source it was imported from (see hanzilm.keys.source_version)
-CODE_VERSIONS = _code_versions()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -136,11 +136,3 @@ class GPT(nn.Module):
 
     def batch_size_units(self, batch: torch.Tensor) -> int:
         return batch[:, 1:].numel()
-
-
-def gpt_param_count(cfg: GPTConfig, *, positions: bool = True) -> int:
-    """Closed form of GPT's parameter count (tied embedding counted once)."""
-    d, b = cfg.n_embd, int(cfg.bias)
-    ln = d + b * d
-    block = 2 * ln + (3 * d * d + b * 3 * d) + (d * d + b * d) + (4 * d * d + b * 4 * d) + (4 * d * d + b * d)
-    return cfg.vocab_size * d + positions * cfg.block_size * d + cfg.n_layer * block + ln

@@ -29,7 +29,8 @@ from ...data.resolve import checksums, resolve
 from ...errors import HanzilmError
 from ...eval.sighan import EXACT, Counts, score
 from ...io import atomic_path
-from ...keys import KEY_IF_SET, key_fields, source_version
+from ... import versions
+from ...keys import key_fields
 from ...profiles import Profile, get_profile
 from ...parallel import run_all
 from ...store import Store, is_complete, load_history, load_summary, required
@@ -74,7 +75,7 @@ class SegmentationConfig:
     batch_size: int = 20
     epochs: int = 20
     min_steps: int = 0                   # small data sets: at least this many updates (in whole epochs)
-    patience: int = field(default=0, metadata=KEY_IF_SET)  # stop after this many epochs without a better dev F1
+    patience: int = 0                    # stop after this many epochs without a better dev F1
     dev_fraction: float = 0.1
     train_sentences: int | None = None   # use only the first n training sentences (before the 90/10 split)
     char_min_freq: int = 2               # rarer training characters are <unk>, so <unk> gets trained
@@ -176,7 +177,7 @@ def train_config(cfg: SegmentationConfig, n_train: int) -> TrainConfig:
 
 
 def run_dir(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
-    return required(ch.store).run_dir(cfg, data=_data_key(ch, cfg), code_version=code_version(cfg))
+    return required(ch.store).run_dir(cfg, data=_data_key(ch, cfg), version=versions.key("mmtnn"))
 
 
 # ---- neural models ----
@@ -257,7 +258,7 @@ def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
         model = required(ch.store).train_or_load(
             cfg, build=build, batches=_batches(cfg, encoder, train),
             evaluate=lambda m: dev_metrics(Segmenter(m, encoder), dev), data=_data_key(ch, cfg),
-            code_version=code_version(cfg), train_config=train_config(cfg, len(train)), device="cpu")
+            version=versions.key("mmtnn"), train_config=train_config(cfg, len(train)), device="cpu")
     finally:
         torch.set_num_threads(threads)
     segmenter = Segmenter(model, encoder)
@@ -294,24 +295,8 @@ def train_crf_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> CRFSegment
             train_crf(train, CRFSpec(c2=cfg.crf_c2, max_iterations=cfg.crf_max_iterations), tmp)
         return {"best_metrics": dev_metrics(CRFSegmenter(directory / "crf.crfsuite"), dev)}
 
-    directory = required(ch.store).make_or_load(cfg, make, data=_data_key(ch, cfg), code_version=code_version(cfg))
+    directory = required(ch.store).make_or_load(cfg, make, data=_data_key(ch, cfg), version=versions.key("mmtnn"))
     return CRFSegmenter(directory / "crf.crfsuite")
-
-
-def _code_versions() -> dict[str, str]:
-    from ... import train as trainer
-    from . import crf, encoding, numpy_tagger, pretrain, segmenter, spec, tagger, tags, viterbi
-
-    shared = (encoding, tags, segmenter, numpy_tagger, split_sentences, dev_metrics)
-    return {"neural": source_version("mmtnn", tagger, spec, viterbi, trainer, pretrain, build_model, _batches,
-                                     train_config, *shared),
-            "crf": source_version("mmtnn-crf", crf, *shared)}
-
-
-def code_version(cfg: SegmentationConfig) -> str:
-    """The store key's code version: a hash of the source that trains and selects `cfg`'s model, so a change to
-    it trains the model again instead of loading one the current code would not make."""
-    return CODE_VERSIONS["crf" if cfg.model == "crf" else "neural"]
 
 
 def get_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig):
@@ -355,7 +340,7 @@ def train_all(ch: MMTNNChapter) -> None:
         todo: list[SegmentationConfig | None] = [
             c for c in pending if c in grid or c.model not in waits_for_grid or c.model in at.lrs]
         if any(c.pretrained for c in pending) and not vectors_stored(required(ch.store), ch.word2vec,
-                                                                     corpus_checksums()):
+                                                                     corpus_checksums(), versions.key("mmtnn")):
             todo = [c for c in todo if not c.pretrained] + ([None] if None not in added else [])
         added.update(todo)
         return [(ch, c) for c in todo]
@@ -455,7 +440,3 @@ def evaluate(ch: MMTNNChapter, cfg: SegmentationConfig) -> Counts:
     counts, _ = test_scores(ch, get_segmenter(ch, cfg), cfg.dataset)
     return counts
 
-
-# hashed when the module is imported, from the source it was imported from (a file edited later, while a long
-# run goes on, does not change the keys that run looks for)
-CODE_VERSIONS = _code_versions()

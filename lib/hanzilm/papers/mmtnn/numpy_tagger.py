@@ -9,15 +9,8 @@ The character part of every linear map is one product: a (positions x H1) @ (H1 
 builds them per call; here the parameters are combined once, at load time). The start tag is the previous tag
 of a piece's first position only: its part of the hidden layer is computed for those rows alone.
 
-That product is most of a decode and runs at the BLAS's peak. On the PKU test input, one thread, AVX2 EPYC
-(2026-12-05, a random model of the PKU MMTNN's shape, beside the code before in one process; see the note of that
-day): 0.71 s of 1.12, 85 GFLOP/s; the rest is the tensor layer's products of P a and Q a, tanh, the output layer
-(0.25 s) and the search and text handling (0.15 s). Tried and left: tables of each window slot's characters
-already multiplied by the maps ((5, V, 1,300) floats, 107 MB for PKU), which turn the product into a gather and
-a sum of five rows: 0.51-0.57 s against the product's 0.80 through scipy's sparse product, 0.72 with NumPy's take
-and add (the gather is memory-bound), and 0.65 s to build at load; the same with tables of only each batch's
-distinct characters (a fifth of its positions): 2 % faster through scipy, slower with NumPy. tanh as
-1 - 2 / (exp(2x) + 1) (NumPy's float32 exp takes half its tanh's time): no faster on the rows of the product.
+That product is most of a decode and runs near the BLAS's peak; the rest is the tensor layer, tanh, the output
+layer and the search (`benchmarks/segment_speed.py` measures it against jieba, in one process).
 """
 
 from __future__ import annotations

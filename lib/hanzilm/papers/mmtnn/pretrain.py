@@ -8,12 +8,12 @@ segmenters' lookup (half-width ASCII -> full-width). The vectors are made once i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ...keys import KEY_IF_SET
+from ... import versions
 from ...store import Store
 from ...word2vec import word2vec_vectors
 
@@ -31,7 +31,7 @@ class Word2VecConfig:
     max_chars: int | None = None   # use only the first max_chars characters of the corpus (profiles)
     # train until an epoch leaves the nearest neighbours as they were (this share of the top 10 of the 500
     # most frequent characters), `epochs` at most; None: exactly `epochs`
-    until_stable: float | None = field(default=None, metadata=KEY_IF_SET)
+    until_stable: float | None = None
     workers: int = 1         # one worker: deterministic
     seed: int = 0
 
@@ -68,7 +68,8 @@ def corpus_checksums() -> dict[str, str]:
 
 def char_vectors(cfg: Word2VecConfig, store: Store) -> dict[str, np.ndarray]:
     """MMTNN pre-training: vectors over the LM corpus's training split, made once in `store`."""
-    return word2vec_vectors(store, cfg, lambda: _corpus(cfg), data=corpus_checksums(), vector_size=cfg.dim,
+    return word2vec_vectors(store, cfg, lambda: _corpus(cfg), data=corpus_checksums(),
+                            version=versions.key("mmtnn"), vector_size=cfg.dim,
                             window=cfg.window, sg=cfg.sg, negative=cfg.negative, min_count=cfg.min_count,
                             epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed,
                             until_stable=cfg.until_stable)

@@ -46,12 +46,9 @@ _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 class Segmenter:
     def __init__(self, model: WindowTagger | NumpyTagger, encoder: Encoder, *, rules: bool = True,
                  max_piece: int = 1000, batch_chars: int = 4096, search_chars: int = 65536):
-        # batch_chars 4,096: a batch's hidden activations (about 4 kB per character for MMTNN) stay in cache.
-        # The Viterbi search loops over positions with a few NumPy calls each, whatever the number of pieces: it
-        # runs over search_chars at once (the PKU test input: 1,461 steps instead of 8,686 over 4,096). One thread
-        # on the PKU test input, PKU MMTNN + pre-training, AVX2 EPYC, 2026-12-05: 154-158 k characters/s, 124 k
-        # at 16,384; 1,024 gave 166-175 k and 2,048 165-166 k in the same runs (two threads: 212-216 k each).
-        # Left for the next change to this file's code, since the default is part of the chapter's store key.
+        # batch_chars: a batch's hidden activations (about 4 kB per character for MMTNN) stay in cache. The
+        # Viterbi search loops over positions with a few NumPy calls each, whatever the number of pieces, so it
+        # runs over search_chars at once (fewer, longer steps)
         if hasattr(model, "eval"):
             model.eval()  # a torch module
         self.model = model

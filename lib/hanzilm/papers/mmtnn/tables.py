@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ... import versions
 from ...data.resolve import resolve
 from ...eval.sighan import (Counts, format_report, offset_counts, report_totals, run_official_script,
                               score)
@@ -389,7 +390,7 @@ def pretraining_numbers(ch: MMTNNChapter) -> dict[str, object]:
     from ...word2vec import vectors_summary
     from .pretrain import corpus_checksums
 
-    made = vectors_summary(required(ch.store), ch.word2vec, corpus_checksums())
+    made = vectors_summary(required(ch.store), ch.word2vec, corpus_checksums(), versions.key("mmtnn"))
     overlaps = made.get("neighbour_overlap") or [math.nan]
     return {"w2v_chars_m": made["tokens"] / 1e6, "w2v_epochs": made.get("epochs_trained", ch.word2vec.epochs),
             "w2v_last_overlap": overlaps[-1], "w2v_dim": ch.word2vec.dim}

@@ -36,7 +36,7 @@ from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
 from ...eval.sighan import DEFAULT_MODE, EXACT
 from ...io import atomic_write_text
-from ...keys import KEY_IF_SET, source_version
+from ... import versions
 from ...parallel import run_all
 from ...profiles import Profile, get_profile
 from ...results import TARGETS
@@ -76,8 +76,7 @@ class SLMExperiment:
     w2v_epochs: int = 32                  # word2vec on the training text initialises the character embeddings
     w2v_window: int = 5
     train: TrainConfig = field(default_factory=_paper_train)
-    # batches packed within each length-sorted pool (data.CharBatches); in the key only when set
-    pack_within_pools: bool = field(default=False, metadata=KEY_IF_SET)
+    pack_within_pools: bool = False       # batches packed within each length-sorted pool (data.CharBatches)
 
 
 # ---- the chapter ---------------------------------------------------------------------------------------------
@@ -200,13 +199,7 @@ def load_data(corpus: str, train_sentences: int | None = None) -> SLMData:
 def run_dir(store: Store, exp: SLMExperiment) -> Path:
     """Where the run `exp` is (or will be) stored: keyed by the experiment and its data's checksums."""
     return required(store).run_dir(exp, data=load_data(exp.corpus, exp.train_sentences).checksums,
-                                   code_version=code_version())
-
-
-def code_version() -> str:
-    """Part of every run's store key: a hash of the source that trains and selects an SLM, so a stored run of
-    other code is not reused."""
-    return CODE_VERSION
+                                   version=versions.key("mslm"))
 
 
 
@@ -229,7 +222,7 @@ def word2vec_config(exp: SLMExperiment) -> SLMWord2Vec:
 def char_vectors(store: Store, w2v: SLMWord2Vec, data: SLMData) -> dict[str, np.ndarray]:
     """word2vec (gensim CBOW) over the training sentences as character sequences."""
     return word2vec_vectors(store, w2v, lambda: [list("".join(s)) for s in data.train], data=data.checksums,
-                            vector_size=w2v.dim, window=w2v.window, min_count=1, epochs=w2v.epochs, seed=w2v.seed)
+                            version=versions.key("mslm"), vector_size=w2v.dim, window=w2v.window, min_count=1, epochs=w2v.epochs, seed=w2v.seed)
 
 
 def build_model(store: Store, exp: SLMExperiment, data: SLMData) -> SegmentalLM:
@@ -313,7 +306,7 @@ def train_slm(store: Store, exp: SLMExperiment) -> SLMRun:
     rows = data.encode(data.train)
     kw = dict(build=lambda: build_model(store, exp, data), batches=CharBatches(rows, exp.batch_chars,
               seed=exp.train.seed, within_pools=exp.pack_within_pools), evaluate=dev_evaluator(exp, data), data=data.checksums,
-              code_version=code_version(), keep_best=[("dev_mcc", "max")])
+              version=versions.key("mslm"), keep_best=[("dev_mcc", "max")])
     models = {name: required(store).train_or_load(exp, **kw, select=sel) for name, sel in SELECTIONS.items()}
     where = run_dir(store, exp)
     return SLMRun(exp, data, models, load_history(where), load_summary(where))
@@ -553,16 +546,3 @@ def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
                      "seed": c.seed, "lr": c.exp.train.lr, "train_chars": c.exp.train.steps * c.exp.batch_chars,
                      **m})
     return pd.DataFrame(rows)
-
-
-def _code_version() -> str:
-    from ... import softmax
-    from ... import train as trainer
-    from . import data, lattice, metrics, model
-
-    return source_version("mslm", model, softmax, lattice, data, metrics, trainer, build_model, char_vectors,
-                          word2vec_vectors, evaluate_corpus, dev_evaluator)
-
-
-# hashed when the module is imported, from the source it was imported from (see hanzilm.keys.source_version)
-CODE_VERSION = _code_version()
