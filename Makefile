@@ -66,6 +66,7 @@ paper: install
 # paths pinned as the smoke runs pin them: hanzilm.machine), the book build.
 test: install
 	$(BIN)/python -m pytest -q --durations=10 tests
+	rm -rf results/smoke/checkpoints  # smoke models train afresh: a stored one of older code would hide a change
 	$(BIN)/python -m hanzilm.machine $(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider results/smoke/notebooks
 
 book: install

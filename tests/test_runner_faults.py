@@ -286,7 +286,8 @@ def test_runner_shows_the_runs_trained_in_a_notebook(scratch, monkeypatch):
     out = io.StringIO()
     assert runner.run("smoke", book=book, stream=out)[0].ok
     lines = out.getvalue().splitlines()
-    assert lines[1].startswith("    ToyConfig-123: 7/7 step in ") and lines[2].startswith("    nb: ok in")
+    assert lines[0].startswith("smoke: the models train afresh")
+    assert lines[2].startswith("    ToyConfig-123: 7/7 step in ") and lines[3].startswith("    nb: ok in")
     executed = nbformat.read(scratch / "results/smoke/notebooks/nb.ipynb", as_version=4)
     assert executed.cells[-1].outputs == [nbformat.v4.new_output("stream", name="stdout", text="trained\n")]
     assert progress.CHANNEL_ENV not in os.environ
@@ -295,6 +296,18 @@ def test_runner_shows_the_runs_trained_in_a_notebook(scratch, monkeypatch):
     out = io.StringIO()
     assert runner.run("smoke", book=book, stream=out)[0].ok
     assert "ToyConfig" not in out.getvalue()
+
+
+def test_a_smoke_run_trains_its_models_afresh(scratch):
+    """Keys hold the chapter version, not the source: a stored smoke model of older code would hide a change
+    from the smoke notebooks, so every smoke run empties the smoke store first (and no other profile's)."""
+    for profile in ("smoke", "cpu"):
+        (scratch / "results" / profile / "checkpoints" / "Run-1").mkdir(parents=True)
+    book = _book(scratch, nb='print("ran", profile)')
+    out = io.StringIO()
+    assert runner.run("smoke", book=book, stream=out)[0].ok
+    assert not (scratch / "results" / "smoke" / "checkpoints").exists()
+    assert (scratch / "results" / "cpu" / "checkpoints" / "Run-1").is_dir()
 
 
 def test_book_eta_from_the_last_timings():
