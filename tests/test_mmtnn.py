@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from hanzilm.errors import HanzilmError
 from hanzilm.papers.mmtnn.tagger import TaggerSpec, WindowTagger, path_score
 from hanzilm.papers.mmtnn.encoding import Encoder
 from hanzilm.papers.mmtnn.tags import START, VALID, VALID_END, tags_to_words, words_to_tags
@@ -337,6 +338,9 @@ def test_each_family_trains_at_the_rate_its_dev_f1_chooses(monkeypatch, tmp_path
     monkeypatch.setattr(ex, "GRID_FAMILIES", (("nn", False),))  # the pre-trained family needs the LM corpus
     ch = dataclasses.replace(ex.configure("smoke"), store=Store(tmp_path), lr_grid={"nn": (0.01, 0.3)},
                              segmenter=dataclasses.replace(ex.configure("smoke").segmenter, epochs=4, patience=1))
+    with pytest.raises(HanzilmError, match="train the chapter first"):
+        ex.lr_grid(ch)  # a table reads the grid; only the chapter's training step trains it
+    ex.train_all(ch)
     grid = ex.lr_grid(ch)
     assert list(grid.family) == ["nn", "nn"] and list(grid.lr) == [0.01, 0.3]
     assert grid.chosen.sum() == 1 and (grid.epochs <= 4).all()

@@ -153,3 +153,22 @@ def test_a_damaged_or_swapped_segmenter_is_refused(segmenter, tmp_path):
     (swapped / "chars.json").write_text(json.dumps(chars[::-1] if isinstance(chars, list) else chars | {"x": 1}))
     with pytest.raises(DataError, match=r"swapped/chars.json: its sha256 differs"):
         Segmenter.load(swapped)
+
+
+def test_the_papers_decoding_is_plain_viterbi_over_a_whole_chunk(segmenter):
+    """The book's rows decode as Pei et al. do (`experiment.PAPER_DECODING`): the best tag path of the model's
+    scores over each whole whitespace-separated chunk, with no rule keeping a URL or an ASCII run whole and no
+    cut of a long chunk; the command line's segmenter keeps its rules."""
+    from hanzilm.papers.mmtnn.experiment import PAPER_DECODING
+    from hanzilm.papers.mmtnn.tags import tags_to_words
+    from hanzilm.papers.mmtnn.viterbi import viterbi
+
+    paper = Segmenter(segmenter.model, segmenter.encoder, **PAPER_DECODING)
+    text = "我们在北京工作。" * 130 + "见https://example.com/a和abc123。"   # over 1,000 characters
+    arrays = segmenter.encoder.arrays([text])
+    with torch.no_grad():
+        scores = segmenter.model.decode_scores(arrays)
+    tags, _ = viterbi(np.asarray(scores, dtype=np.float32), np.array([len(text)]),
+                      constrain=segmenter.model.spec.constrain)
+    assert paper.segment(text) == tags_to_words(text, tags[0])
+    assert "https://example.com/a" in segmenter.segment(text)   # the rules, where they apply

@@ -32,11 +32,15 @@ seed = 0
 # %%
 from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.mmtnn import tables
-from hanzilm.papers.mmtnn.experiment import chapter
+from hanzilm.papers.mmtnn.experiment import train_chapter
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-ch = chapter(prof)
+
+# %%
+# the chapter's training step: the segmenters its pages report that the store lacks train now (the
+# learning-rate grid, then each model at the rate its PKU dev F1 chose); stored ones load
+ch = train_chapter(prof)
 w2v = ch.word2vec
 limit = "none" if w2v.max_chars is None else f"{w2v.max_chars:,} characters"
 print(f"word2vec: dim {w2v.dim}, window {w2v.window}, skip-gram, at most "

@@ -28,7 +28,8 @@ SMOKE_FINGERPRINTS: dict[str, dict[int, str]] = {
     "data": {1: "d8859183bd072eb86fe9c283e91044e471fc0f43b441392d8b1f66bdf1c5b5a8"},
     "backpack": {1: "f5f3d5b5d01ed941ec9efa5c1750b75811f39d66cda966bcd0cdc8bc39c14c4a"},
     "mslm": {1: "5954c6bd40ef0f19a60ef977342e32281ea5945dc9f34fdd944e581ea1cdbbca"},
-    "mmtnn": {1: "6eb171702de9b6533abea06fe13414d1f32aa43dd5347235ae164ad565595e30"},
+    "mmtnn": {1: "6eb171702de9b6533abea06fe13414d1f32aa43dd5347235ae164ad565595e30",
+              2: "78b008bfebd28dc53b2b7804199f28f5db20659ba5ea49115741d71bf34cbd77"},
 }
 CHAPTERS = tuple(SMOKE_FINGERPRINTS)
 # results chapters made from every chapter's results (the claims' verdicts): they record all versions

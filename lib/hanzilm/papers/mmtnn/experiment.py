@@ -1,7 +1,7 @@
 """The MMTNN chapter's experiments: one config per trained segmenter, trained once through the chapter's model
 store and shared by every notebook that asks for it (Table 5 reuses Table 3's models).
 
-    ch = chapter("cpu")              # once, at the top of a notebook (learning rates chosen on the dev set)
+    ch = train_chapter("cpu")        # once, at the top of a notebook: trains what the store lacks, rates chosen
     cfg = ch.model(dataset="pku", model="mmtnn", pretrained=True)
     seg = get_segmenter(ch, cfg)                    # a Segmenter; saved under segmenter_path(ch, cfg)
     counts, output = test_scores(ch, seg, "pku")    # the bakeoff metrics on the official test set
@@ -136,9 +136,17 @@ def configure(profile: str | Profile) -> MMTNNChapter:
     return get_profile(profile).configure(MMTNNChapter())
 
 
+def train_chapter(profile: str | Profile) -> MMTNNChapter:
+    """The chapter's training step: every segmenter of its pages and the pre-trained vectors that the store lacks
+    (`train_all`: the learning-rate grid and the runs at its chosen rates, in one pool), then the chapter with
+    the chosen rates (`chapter`). Every notebook of the chapter calls it first, in a cell of its own."""
+    train_all(configure(profile))
+    return chapter(profile)
+
+
 def chapter(profile: str | Profile) -> MMTNNChapter:
-    """The chapter at `profile` with its learning rates chosen on the PKU dev set (`select_learning_rates`:
-    the grid trains on first use): what every notebook of the chapter starts from."""
+    """The chapter at `profile` with its learning rates chosen on the PKU dev set (`select_learning_rates`),
+    from the stored grid: nothing trains (`train_chapter` does)."""
     return select_learning_rates(configure(profile))
 
 
@@ -233,6 +241,11 @@ def _batches(cfg: SegmentationConfig, encoder: Encoder, train: list[list[str]]):
     return batch
 
 
+# Pei et al.'s decoding, for every number of the chapter: plain Viterbi over the model's scores of a whole chunk,
+# without the command line's rules (URLs, ASCII runs, grapheme clusters kept whole), which the CRF does not get
+PAPER_DECODING = {"rules": False, "max_piece": None}
+
+
 def dev_metrics(segmenter, dev: Sequence[Sequence[str]]) -> dict[str, float]:
     output = segmenter.segment_lines(["".join(s) for s in dev])
     # epoch selection keeps the exact alignment the stored models were selected with (and needs no diff)
@@ -257,11 +270,11 @@ def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
     try:
         model = required(ch.store).train_or_load(
             cfg, build=build, batches=_batches(cfg, encoder, train),
-            evaluate=lambda m: dev_metrics(Segmenter(m, encoder), dev), data=_data_key(ch, cfg),
+            evaluate=lambda m: dev_metrics(Segmenter(m, encoder, **PAPER_DECODING), dev), data=_data_key(ch, cfg),
             version=versions.key("mmtnn"), train_config=train_config(cfg, len(train)), device="cpu")
     finally:
         torch.set_num_threads(threads)
-    segmenter = Segmenter(model, encoder)
+    segmenter = Segmenter(model, encoder, **PAPER_DECODING)
     saved = segmenter_path(ch, cfg)
     if not (saved / "manifest.json").is_file():  # saved once (with its checksums; older ones get them now)
         segmenter.save(saved)
@@ -363,9 +376,8 @@ def grid_configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
 
 
 def select_learning_rates(ch: MMTNNChapter) -> MMTNNChapter:
-    """`ch` with each family's learning rate chosen by the best dev F1 over its grid (the whole chapter trained
-    now, `train_all`, where the store lacks a grid run); `ch` itself when the profile sets no grid or its rates.
-    The chosen runs are grid runs, not retrained."""
+    """`ch` with each family's learning rate chosen by the best dev F1 over its stored grid; `ch` itself when
+    the profile sets no grid or its rates. The chosen runs are grid runs, not retrained."""
     if not ch.lr_grid or ch.lrs:
         return ch
     return dataclasses.replace(ch, lrs=_chosen(lr_grid(ch)))
@@ -373,11 +385,13 @@ def select_learning_rates(ch: MMTNNChapter) -> MMTNNChapter:
 
 def lr_grid(ch: MMTNNChapter) -> pd.DataFrame:
     """One row per grid run: family, lr, best dev F1 and its epoch, epochs trained, training seconds, and
-    whether it is the family's choice (the best dev F1; on a tie the smaller rate). A grid run missing, the
-    chapter trains first (`train_all`)."""
+    whether it is the family's choice (the best dev F1; on a tie the smaller rate). Every grid run must be
+    stored (`train_chapter` trains them)."""
     cfgs = grid_configs(ch)
-    if not all(is_complete(run_dir(ch, c)) for c in cfgs):
-        train_all(ch)
+    missing = [c for c in cfgs if not is_complete(run_dir(ch, c))]
+    if missing:
+        raise HanzilmError(f"{len(missing)} of the {len(cfgs)} learning-rate grid runs are not stored (e.g. "
+                           f"{run_dir(ch, missing[0])}): train the chapter first, train_chapter(profile)")
     return _grid_table(ch, cfgs)
 
 

@@ -8,7 +8,8 @@ up as full-width (`tags.normalize`); unknown characters map to <unk>; URLs and e
 runs of ASCII letters/digits are never split inside, nor is a grapheme cluster (a letter with its combining marks,
 an emoji sequence), and a control character is a word of its own (`tags.allowed_tags`); lines longer than `max_piece`
 characters are cut at punctuation (else hard) before decoding, so memory stays bounded; an empty line stays
-empty. Decoding is batched: pieces of similar length are decoded together.
+empty. Decoding is batched: pieces of similar length are decoded together. `rules=False, max_piece=None` is the
+paper's decoding, the book's: plain Viterbi over the model's scores of each whitespace-separated chunk.
 
 Decoding runs on whichever model the segmenter holds: the trained torch `WindowTagger`, or, as `load` gives by
 default, the same weights in NumPy (`NumpyTagger`), so that a command line loading a saved segmenter does not
@@ -45,7 +46,7 @@ _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 
 class Segmenter:
     def __init__(self, model: WindowTagger | NumpyTagger, encoder: Encoder, *, rules: bool = True,
-                 max_piece: int = 1000, batch_chars: int = 4096, search_chars: int = 65536):
+                 max_piece: int | None = 1000, batch_chars: int = 4096, search_chars: int = 65536):
         # batch_chars: a batch's hidden activations (about 4 kB per character for MMTNN) stay in cache. The
         # Viterbi search loops over positions with a few NumPy calls each, whatever the number of pieces, so it
         # runs over search_chars at once (fewer, longer steps)
@@ -128,7 +129,7 @@ class Segmenter:
         return out
 
     def _cut(self, chunk: str) -> Iterator[str]:
-        while len(chunk) > self.max_piece:
+        while self.max_piece is not None and len(chunk) > self.max_piece:
             window = chunk[:self.max_piece]
             cuts = [m.end() for m in _BREAK_AFTER.finditer(window)]
             k = cuts[-1] if cuts and cuts[-1] > self.max_piece // 4 else self.max_piece

@@ -32,17 +32,11 @@ from ...store import required
 from . import experiment as ex
 from .experiment import DATASETS, MODELS, MMTNNChapter
 from .pretrain import char_vectors, nearest
+from .segmenter import Segmenter
 
 METRICS = ("precision", "recall", "f1", "oov_recall")
 LABELS = {"crf": "CRF (unigram features)", "nn": "NN (Zheng-style; transition scores)",
           "nn_tag": "NN + tag embedding", "mmtnn": "MMTNN"}
-
-
-def train_chapter(ch: MMTNNChapter) -> None:
-    """Every segmenter of the chapter's pages that the store lacks, in one pool (`experiment.train_all`). Each
-    table calls it first (after `experiment.chapter`, which trains the chapter when its grid is not stored):
-    whichever page runs first keeps both workers busy until the chapter's last model; later pages load."""
-    ex.train_all(ch)
 
 
 def metric_rows(counts: Counts, metrics: Sequence[str] = METRICS, **keys) -> list[dict]:
@@ -60,7 +54,6 @@ def metrics_pivot(table: pd.DataFrame, index: str | list[str]) -> pd.DataFrame:
 # ---- Table 3 ----
 
 def table3(ch: MMTNNChapter) -> pd.DataFrame:
-    train_chapter(ch)
     rows: list[dict] = []
     for model in MODELS:
         counts = ex.evaluate(ch, ch.model(dataset="pku", model=model))
@@ -182,7 +175,6 @@ TABLE5 = {("nn", False): "Zheng et al. 2013", ("mmtnn", False): "MMTNN",
 
 
 def table5(ch: MMTNNChapter) -> pd.DataFrame:
-    train_chapter(ch)
     rows: list[dict] = []
     for dataset in DATASETS:
         for (model, pretrained), label in TABLE5.items():
@@ -198,7 +190,6 @@ QUOTED = ("Tseng et al. 2005", "Zhang & Clark 2007", "Zhang et al. 2013")
 def table6(ch: MMTNNChapter) -> pd.DataFrame:
     """MMTNN + pre-training with and without bigrams (the latter is Table 5's model), and the quoted systems
     (`ours` empty: not re-run)."""
-    train_chapter(ch)
     rows: list[dict] = []
     for dataset in DATASETS:
         label = DATASETS[dataset]["label"]
@@ -324,6 +315,31 @@ def _paper_f1(table: int, dataset: str, model: str) -> float:
     return cell(p.assign(ours=p["paper"]), dataset, model)
 
 
+DECODINGS = {"plain Viterbi": ex.PAPER_DECODING,
+             "with the rules": {}}
+
+
+def decoding_effect(ch: MMTNNChapter) -> pd.DataFrame:
+    """Table 3's neural models on the PKU test set decoded both ways: plain Viterbi (`ex.PAPER_DECODING`, every
+    number of the chapter) and with `hanzilm segment`'s rules (URLs, ASCII runs and grapheme clusters whole, long
+    lines cut at punctuation). The same stored models; only the search differs."""
+    rows: list[dict] = []
+    for model in MODELS[1:]:
+        seg = ex.get_segmenter(ch, ch.model(dataset="pku", model=model))
+        for label, options in DECODINGS.items():
+            counts, _ = ex.test_scores(ch, Segmenter(seg.model, seg.encoder, **options), "pku")
+            rows += metric_rows(counts, ("f1", "oov_recall"), model=LABELS[model], decoding=label)
+    return pd.DataFrame(rows)
+
+
+def decoding_numbers(effect: pd.DataFrame) -> dict[str, float]:
+    """The rules' F1 difference per model (rules minus plain), glued into the page."""
+    f1 = effect[effect.metric == "f1"].pivot(index="model", columns="decoding", values="ours")
+    plain, rules = DECODINGS
+    moved = f1[rules] - f1[plain]
+    return {f"rules_{key}_f1": float(moved[LABELS[key]]) for key in MODELS[1:]}
+
+
 def table3_numbers(table3: pd.DataFrame, curves: pd.DataFrame, ch: MMTNNChapter) -> dict[str, object]:
     """Table 3's reading: MMTNN beside the paper, the two steps (tag embedding: NN -> NN + tag embedding; tensor
     layer: -> MMTNN) in F and OOV recall, ours and the paper's, whether each step is within 0.5 of the paper's,
@@ -429,7 +445,6 @@ def seed_spread(ch: MMTNNChapter) -> pd.DataFrame:
     """PKU F1 and OOV recall of the models behind the paper's Table 3 and 5 gains, at the chapter's seed (the
     tables' own models) and at each of `ch.spread_seeds` (the same configs trained again from another seed)."""
     seeds = (ch.segmenter.seed, *ch.spread_seeds)
-    train_chapter(ch)
     rows: list[dict] = []
     for seed in seeds:
         for label, (model, pretrained) in SPREAD_MODELS.items():
