@@ -172,3 +172,16 @@ def test_the_papers_decoding_is_plain_viterbi_over_a_whole_chunk(segmenter):
                       constrain=segmenter.model.spec.constrain)
     assert paper.segment(text) == tags_to_words(text, tags[0])
     assert "https://example.com/a" in segmenter.segment(text)   # the rules, where they apply
+
+
+@pytest.mark.parametrize("tail", ["👨\u200d👩\u200d👧\u200d👦", "e\u0301\u0302\u0303\u0304", "https://example.com/a/b?c=1"])
+def test_a_long_line_is_never_cut_inside_what_the_rules_keep_whole(segmenter, tail):
+    """997 characters of Chinese without punctuation, then an emoji family, a combining sequence or a URL: the cut
+    at max_piece (1,000) falls before it, not inside, and the output keeps it whole as in a short line."""
+    text = "我们在北京工作" * 142 + "今天北" + tail + "很好"
+    assert len(text) > 1000
+    pieces = list(segmenter._cut(text))
+    assert "".join(pieces) == text and any(tail in p for p in pieces)
+    words = segmenter.segment(text)
+    assert "".join(words) == text and any(tail in w for w in words)
+    assert any(tail in w for w in segmenter.segment("今天北" + tail + "很好"))

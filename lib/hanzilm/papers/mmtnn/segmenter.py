@@ -35,7 +35,7 @@ from .spec import TaggerSpec
 
 if TYPE_CHECKING:
     from .tagger import WindowTagger
-from .tags import allowed_tags, tags_to_words
+from .tags import B, E, S, allowed_tags, tags_to_words
 from .viterbi import viterbi
 
 # every saved segmenter's config.json names this format, the stored ones too: renaming it breaks loading them
@@ -129,14 +129,34 @@ class Segmenter:
         return out
 
     def _cut(self, chunk: str) -> Iterator[str]:
-        while self.max_piece is not None and len(chunk) > self.max_piece:
-            window = chunk[:self.max_piece]
-            cuts = [m.end() for m in _BREAK_AFTER.finditer(window)]
-            k = cuts[-1] if cuts and cuts[-1] > self.max_piece // 4 else self.max_piece
-            yield chunk[:k]
-            chunk = chunk[k:]
-        if chunk:
-            yield chunk
+        """Pieces of at most max_piece characters (one longer only where no word may begin inside it), cut after
+        the last punctuation of a window when it is past a quarter of it, else as late as a word may begin: never
+        inside a URL, an ASCII run or a grapheme cluster the rules keep whole."""
+        mask = allowed_tags(chunk) if self.rules and self.max_piece is not None and len(chunk) > self.max_piece \
+            else None
+        start = 0
+        while self.max_piece is not None and len(chunk) - start > self.max_piece:
+            k = self._cut_point(chunk, start, mask)
+            if k is None:
+                break
+            yield chunk[start:k]
+            start = k
+        if start < len(chunk):
+            yield chunk[start:]
+
+    def _cut_point(self, chunk: str, start: int, mask: np.ndarray | None) -> int | None:
+        """Where the piece starting at `start` ends: a position where a word may begin (the mask allows B or S
+        there and E or S before it), punctuation first; None if no word may begin after `start`."""
+        def may_begin(k: int) -> bool:
+            return mask is None or bool((mask[k, B] or mask[k, S]) and (mask[k - 1, E] or mask[k - 1, S]))
+
+        end = start + self.max_piece
+        cuts = [m.end() for m in _BREAK_AFTER.finditer(chunk, start, end)]
+        cuts = [k for k in cuts if k - start > self.max_piece // 4 and may_begin(k)]
+        if cuts:
+            return cuts[-1]
+        later = (k for k in range(end, start, -1) if may_begin(k))
+        return next(later, None) or next((k for k in range(end + 1, len(chunk)) if may_begin(k)), None)
 
     def segment_pieces(self, pieces: Sequence[str]) -> list[list[str]]:
         """Words of each piece (no whitespace inside), decoded in batches of similar length."""
