@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from hanzilm.cli import main
 import torch
 
 from hanzilm.papers.mmtnn.encoding import Encoder
@@ -244,3 +246,11 @@ def test_senses_reads_a_stored_backpack_without_torch_or_pandas(tmp_path):
     assert err[-1] == "[] 0", result.stderr.decode()
     assert out[0].startswith("沙 (") and len(out) == 1 + 4
     assert all(line.startswith(f"sense {i:2d}: ") for i, line in enumerate(out[1:]))
+
+
+@pytest.mark.parametrize("seed", ["-1", "99999999999999999999", "1.5", "x"])
+def test_paper_run_refuses_a_seed_at_parse_time(seed, capsys):
+    """A seed no run can take is refused before anything runs (it was accepted and every notebook failed)."""
+    assert main(["paper", "run", "--profile", "smoke", "--seed", seed, "--plan"]) == 2
+    err = capsys.readouterr().err
+    assert "--seed" in err and ("from 0 to 2,147,483,647" in err or "not a whole number" in err)

@@ -80,6 +80,20 @@ def positive_int(text: str) -> int:
     return n
 
 
+MAX_SEED = 2**31 - 1  # added to the chapters' own seeds; every RNG the runs seed (numpy's too) takes it
+
+
+def seed_int(text: str) -> int:
+    """A seed for `paper run --seed`: a whole number from 0 to MAX_SEED."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= n <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to {MAX_SEED:,}, not {n}")
+    return n
+
+
 def add_threads(parser: argparse.ArgumentParser, what: str = "threads to compute with") -> None:
     parser.add_argument("--threads", type=positive_int, default=DEFAULT_THREADS, metavar="N",
                         help=f"{what} (default: {DEFAULT_THREADS})")

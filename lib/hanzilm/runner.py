@@ -36,6 +36,7 @@ from typing import Callable, Iterator, TextIO
 
 import yaml
 
+from .cliutil import seed_int
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import portable_float_env
@@ -451,7 +452,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES))
     p.add_argument("--only", help="run only the notebooks whose name (e.g. data/corpus_statistics) matches: a "
                    "glob ('mmtnn/*') or a part of the name")
-    p.add_argument("--seed", type=int, help="seed passed to every notebook, added to every training seed of its "
+    p.add_argument("--seed", type=seed_int, help="seed passed to every notebook, added to every training seed of its "
                    "chapter (default 0: the profile's own seeds)")
     p.add_argument("--plan", action="store_true", help="run nothing: print per chapter the models the profile "
                    "trains, their parameters, tokens and expected hours on one GPU (with --only: its chapters)")
