@@ -270,3 +270,11 @@ def test_cli_main_entry_point(real_mirror, capsys):
     assert main(["data", "list"]) == 0
     assert "sighan2005" in capsys.readouterr().out
     assert main(["data", "verify", "nope"]) == 2
+
+
+def test_a_mirror_that_is_not_a_directory_is_an_error(toy_mirror, monkeypatch, tmp_path):
+    """A mistyped $HANZILM_DATA_MIRROR is one error naming it, not a silent fall through to ../shared/data."""
+    toy_mirror({"toy": TOY})
+    monkeypatch.setenv("HANZILM_DATA_MIRROR", str(tmp_path / "mirorr"))
+    with pytest.raises(DataError, match=r"mirorr.*HANZILM_DATA_MIRROR is set, but is not a directory"):
+        resolve("toy", "pku_test_gold.utf8")

@@ -88,11 +88,22 @@ def download_dir() -> Path:
     return cache_dir() / "downloads"
 
 
+def mirror_dir() -> Path | None:
+    """$HANZILM_DATA_MIRROR, which must be a directory when set: a mistyped path is an error, not a silent fall
+    through to the next place."""
+    mirror = os.environ.get(MIRROR_ENV)
+    if not mirror:
+        return None
+    if not Path(mirror).is_dir():
+        raise DataError(f"${MIRROR_ENV} is set, but is not a directory; fix it (a directory laid out like the data "
+                        "mirror) or unset it to use ../shared/data and the download cache", path=Path(mirror))
+    return Path(mirror)
+
+
 def local_places() -> list[tuple[str, Path | None]]:
     """(label, root) of the local places, in lookup order; root is None when that place is not configured."""
-    mirror = os.environ.get(MIRROR_ENV)
     return [
-        ("mirror", Path(mirror) if mirror else None),
+        ("mirror", mirror_dir()),
         ("shared", shared_data_dir()),
         ("cache", download_dir()),
     ]
