@@ -278,3 +278,13 @@ def test_a_mirror_that_is_not_a_directory_is_an_error(toy_mirror, monkeypatch, t
     monkeypatch.setenv("HANZILM_DATA_MIRROR", str(tmp_path / "mirorr"))
     with pytest.raises(DataError, match=r"mirorr.*HANZILM_DATA_MIRROR is set, but is not a directory"):
         resolve("toy", "pku_test_gold.utf8")
+
+
+def test_cli_verify_counts_a_dataset_not_obtained_alike_however_called(real_mirror, capsys):
+    """`data verify wplc` and `data verify` report the documented absence the same way: not a problem."""
+    assert run_data_command("verify", "wplc") == 0
+    alone = capsys.readouterr().out.splitlines()
+    assert alone[-1] == "0 files checked, 0 problem(s), 1 dataset(s) not obtained"
+    assert run_data_command("verify") == 0
+    everything = capsys.readouterr().out.splitlines()
+    assert alone[0] in everything and everything[-1].endswith("0 problem(s), 1 dataset(s) not obtained")
