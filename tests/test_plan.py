@@ -183,3 +183,14 @@ def test_runner_plan_picks_the_chapters_of_only(capsys, monkeypatch):
     args.only = "data/corpus_statistics"
     assert runner._run_command(args) == 2
     assert "picks no chapter" in capsys.readouterr().err
+
+
+def test_the_smoke_plan_scales_its_allowances_with_the_profile():
+    """The Backpack's evaluation allowances follow the cloze cases a profile scores: the smoke plan (6 cases)
+    is seconds, not the paper-sized 1.35 GPU-hours it once printed."""
+    from hanzilm.plan import PLAN_DEVICE, bf16_peak, chapter_plan
+
+    H100_PEAK = bf16_peak(PLAN_DEVICE)
+
+    assert chapter_plan("backpack", "smoke").hours(H100_PEAK, on="gpu") < 0.01
+    assert chapter_plan("backpack", "gpu").hours(H100_PEAK, on="gpu") > 0.5

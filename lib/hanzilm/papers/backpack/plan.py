@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...plan import ChapterPlan, Extra, ModelPlan, Rate
 from ...profiles import Profile
 from .backpack import BackpackConfig
+from .cloze import ClozeConfig
 from .gpt import GPTConfig
 from . import experiment as ex
 
@@ -16,8 +17,9 @@ from . import experiment as ex
 GPT_RATE = Rate(mfu=0.20, basis="MFU assumed (bf16 autocast + torch.compile; d=384 is narrow)")
 BACKPACK_RATE = Rate(mfu=0.15, basis="MFU assumed, below the GPT's: the sense mix (query width 24, value "
                                      "width 384) has no fused kernel")
-# the rest of the chapter's evaluation: the cloze beam search (up to 4,827 cases x 2 models, small forwards that
-# are launch-bound) and the Section 5 analyses (thousands of single-prompt forwards)
+# the rest of the chapter's evaluation at the paper's sizes: the cloze beam search (4,827 cases x 2 models, small
+# forwards that are launch-bound) and the Section 5 analyses (thousands of single-prompt forwards); a profile's
+# allowance scales with its cloze cases (`analyses_hours`)
 ANALYSES_HOURS = 0.15
 
 
@@ -34,6 +36,11 @@ def train_flops_per_token(mc: GPTConfig | BackpackConfig, seq_len: int, batch_to
         distinct = min(V, batch_tokens)
         macs += distinct * (8 * d * d + 4 * d * d * (1 + k)) / batch_tokens
     return 6.0 * macs
+
+
+def analyses_hours(ch: ex.BackpackChapter) -> float:
+    """The allowance for one pass of the chapter's evaluations, in proportion to the cloze cases it scores."""
+    return ANALYSES_HOURS * min(1.0, ch.cloze.max_cases / ClozeConfig().max_cases)
 
 
 def _evaluations(steps: int, every: int) -> int:
@@ -64,10 +71,10 @@ def plan(profile: Profile) -> ChapterPlan:
                     if name == "backpack" else "")))
     return ChapterPlan(
         chapter="backpack", title="Sun & Hewitt 2023, GPT-2 micro vs Backpack micro", models=models,
-        extras=[Extra("cloze beam search and the Section 5 analyses (allowance)", ANALYSES_HOURS),
+        extras=[Extra("cloze beam search and the Section 5 analyses (allowance)", analyses_hours(ch)),
                 # book/backpack/trends: test perplexity, cloze and the analyses again on each weight snapshot
                 Extra(f"the findings on {ch.snapshots} training snapshots (book/backpack/trends; allowance)",
-                      ch.snapshots * ANALYSES_HOURS),
+                      ch.snapshots * analyses_hours(ch)),
                 Extra("the analyses of the ablation's two Backpacks (book/backpack/alpha_scaling; allowance)",
-                      2 * ANALYSES_HOURS)],
+                      2 * analyses_hours(ch))],
         notes=["evaluation: the dev split every eval_every steps (best kept), then test perplexity"])
