@@ -116,3 +116,25 @@ def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
     assert "pku-mmtnn+pre-lr0.05@cpu" in listed.stdout.decode() and "pku-mmtnn+pre-lr0.1@cpu" in listed.stdout.decode()
     wrong = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "nonesuch", stdin=b"x\n")
     assert wrong.returncode == 2 and wrong.stderr.decode().count("\n") == 1 and "no model named" in wrong.stderr.decode()
+
+
+def test_every_name_and_path_hanzilm_models_prints_is_a_model(tmp_path, monkeypatch, capsys):
+    """`segment --model` takes the stored run's directory `hanzilm models` prints (its segmenter/ is loaded), as
+    well as the segmenter directory itself and the name; a run without a neural segmenter (the CRF) says so."""
+    from hanzilm.cli import main
+
+    run = _run(tmp_path, "cpu", "a", BASE)
+    torch.manual_seed(0)
+    enc = Encoder.build(["我们在北京工作。"], min_freq=1)
+    Segmenter(WindowTagger(TaggerSpec(dim=4, hidden=8, factors=2), len(enc.vocab), 0), enc).save(run / "segmenter")
+    crf = _run(tmp_path, "cpu", "b", {**BASE, "model": "crf", "pretrained": False})
+    monkeypatch.setattr(mmtnn_commands, "scan", lambda namers: scan(namers, root=tmp_path))
+    text = tmp_path / "in.txt"
+    text.write_text("我们在北京工作。\n", encoding="utf-8")
+    outputs = []
+    for ref in (str(run), str(run / "segmenter"), "pku-mmtnn+pre"):
+        assert main(["segment", "--model", ref, str(text)]) == 0, ref
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2] and "".join(outputs[0].split()) == "我们在北京工作。"
+    assert main(["segment", "--model", str(crf), str(text)]) == 2
+    assert "has no saved neural segmenter" in capsys.readouterr().err

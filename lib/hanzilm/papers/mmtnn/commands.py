@@ -59,14 +59,20 @@ def resolve_segmenter(ref: str, models: Iterable[Model], missing: str | None = N
 
 
 def segmenter_dir(ref: str) -> Path:
-    """The saved segmenter a `--model` value means: a directory, or a model name (`hanzilm models`)."""
+    """The saved segmenter a `--model` value means: a model name or a path `hanzilm models` prints (a stored run,
+    whose segmenter/ holds it), or a saved segmenter directory."""
     if Path(ref).is_dir():
-        return Path(ref)
+        return _saved_in(Path(ref), ref)
     model = resolve_segmenter(ref, scan(MODEL_NAMES), missing=NOT_TRAINED if ref == DEFAULT_MODEL else None)
-    directory = model.path / "segmenter"
-    if not directory.is_dir():
-        raise DataError(f"{model.ref} has no saved neural segmenter (the CRF baseline is not one)", path=model.path)
-    return directory
+    return _saved_in(model.path, model.ref)
+
+
+def _saved_in(directory: Path, name: str) -> Path:
+    if (directory / "config.json").is_file() or not (directory / "done.json").is_file():
+        return directory  # a saved segmenter (anything else is refused by Segmenter.load, naming the file)
+    if not (directory / "segmenter").is_dir():
+        raise DataError(f"{name} has no saved neural segmenter (the CRF baseline is not one)", path=directory)
+    return directory / "segmenter"
 
 BLOCK = 2000  # lines segmented together when nobody watches the output: long and short pieces batch better
 
