@@ -42,8 +42,11 @@ def test_names_and_the_preferred_profile(tmp_path):
                                              "pku-mmtnn+pre@smoke", "pku-nn@cpu"]
     assert resolve("pku-mmtnn+pre", models).path == cpu.parent      # cpu first
     assert resolve("pku-mmtnn+pre@smoke", models).path == smoke
-    assert resolve("pku-mmtnn+pre", [m for m in models if m.profile != "cpu"]).path == smoke  # then the others
-    with pytest.raises(HanzilmError, match="no model named 'pku-crf'; known: .*pku-nn@cpu"):
+    # a bare name is the cpu run's, never another profile's: the error says which exist and how to train it
+    with pytest.raises(HanzilmError, match=r"no model 'pku-mmtnn\+pre' at profile cpu; there are: "
+                                           r"pku-mmtnn\+pre@smoke .*make paper PROFILE=cpu ONLY='mmtnn/'"):
+        resolve("pku-mmtnn+pre", [m for m in models if m.profile != "cpu"])
+    with pytest.raises(HanzilmError, match="no model 'pku-crf' at profile cpu; there are: .*pku-nn@cpu"):
         resolve("pku-crf", models)
     newer = _run(tmp_path, "cpu", "e", {**base, "epochs": 3})  # a newer run under the same name takes it
     os.utime(newer / "done.json", (cpu.stat().st_mtime + 10,) * 2)
@@ -69,7 +72,7 @@ def test_a_name_without_its_rate_is_the_rate_the_dev_set_chose(tmp_path):
     assert resolve_segmenter("pku-mmtnn+pre@smoke", models).path == smoke
     assert resolve_segmenter("pku-mmtnn+pre-lr0.4", models).path == paths["d"]
     assert resolve_segmenter("pku-mmtnn", models).path.name.endswith("-g")
-    with pytest.raises(HanzilmError, match="no model named 'pku-mmtnn\\+pre\\+bigram'"):
+    with pytest.raises(HanzilmError, match="no model 'pku-mmtnn\\+pre\\+bigram' at profile cpu"):
         resolve_segmenter("pku-mmtnn+pre+bigram", models)
 
 
@@ -101,7 +104,9 @@ def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
     Segmenter(model, enc).save(smoke / "segmenter")
     default = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)  # a smoke run is not the book's segmenter
     assert default.returncode == 2 and "make paper ONLY='mmtnn/'" in default.stderr.decode()
-    named = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)  # but has its name
+    elsewhere = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)  # nor the name's
+    assert elsewhere.returncode == 2 and "pku-mmtnn+pre-lr0.05@smoke" in elsewhere.stderr.decode()
+    named = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre@smoke", stdin=text)  # but this is
     assert named.returncode == 0 and named.stdout.decode().replace("  ", "") == "我爱北京天安门\n"
     for key, lr, f1 in (("a", 0.05, 91.0), ("b", 0.1, 90.0)):
         run = _run(root / "results", "cpu", key, {**BASE, "lr": lr}, {"dev_f1": f1})
@@ -115,7 +120,7 @@ def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
     listed = _cli(root, "-m", "hanzilm.cli", "models")
     assert "pku-mmtnn+pre-lr0.05@cpu" in listed.stdout.decode() and "pku-mmtnn+pre-lr0.1@cpu" in listed.stdout.decode()
     wrong = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "nonesuch", stdin=b"x\n")
-    assert wrong.returncode == 2 and wrong.stderr.decode().count("\n") == 1 and "no model named" in wrong.stderr.decode()
+    assert wrong.returncode == 2 and wrong.stderr.decode().count("\n") == 1 and "no model " in wrong.stderr.decode()
 
 
 def test_every_name_and_path_hanzilm_models_prints_is_a_model(tmp_path, monkeypatch, capsys):
@@ -138,3 +143,22 @@ def test_every_name_and_path_hanzilm_models_prints_is_a_model(tmp_path, monkeypa
     assert outputs[0] == outputs[1] == outputs[2] and "".join(outputs[0].split()) == "我们在北京工作。"
     assert main(["segment", "--model", str(crf), str(text)]) == 2
     assert "has no saved neural segmenter" in capsys.readouterr().err
+
+
+def test_senses_does_not_fall_back_to_another_profiles_backpack(tmp_path, monkeypatch, capsys):
+    """`hanzilm senses` (default: the cpu Backpack) with only a smoke Backpack stored says so and how to train
+    the cpu one, instead of answering from the smoke model."""
+    import functools
+
+    from hanzilm import models as models_module
+    from hanzilm.cli import main
+
+    d = tmp_path / "smoke" / "checkpoints" / "LMConfig-a"
+    d.mkdir(parents=True)
+    (d / "done.json").write_text(json.dumps({"config_class": "LMConfig", "config": {"model": "backpack"},
+                                             "best_metrics": {}}))
+    monkeypatch.setattr(models_module, "scan", functools.partial(scan, root=tmp_path))
+    assert main(["senses", "天"]) == 2
+    err = capsys.readouterr().err
+    assert "no model 'backpack' at profile cpu; there are: backpack@smoke" in err
+    assert "make paper PROFILE=cpu ONLY='backpack/'" in err

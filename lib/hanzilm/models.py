@@ -16,14 +16,14 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import HanzilmError
 from .paths import RESULTS
 
 # config class -> (paper, function from the stored config to a name)
 Namers = Mapping[str, tuple[str, Callable[[dict[str, Any]], str]]]
-PREFERENCE = ("cpu",)
+BARE = "cpu"  # the profile a name without @PROFILE means: the book's (never another one's, silently)
 
 
 @dataclass(frozen=True)
@@ -65,31 +65,35 @@ def scan(namers: Namers, root: Path = RESULTS) -> list[Model]:
     return found
 
 
-def preferred_profile(models: Iterable[Model]) -> str:
-    """The profile a bare name takes its model from: the first of PREFERENCE there is, else the first by name."""
-    rank = {p: i for i, p in enumerate(PREFERENCE)}
-    return min((rank.get(m.profile, len(rank)), m.profile) for m in models)[1]
+def split_ref(ref: str) -> tuple[str, str]:
+    """(name, profile) of `NAME` or `NAME@PROFILE`; a bare name is the book's profile, BARE."""
+    name, _, profile = ref.partition("@")
+    return name, profile or BARE
 
 
 def resolve(ref: str, models: Iterable[Model], paper: str | None = None, missing: str | None = None) -> Model:
-    """The model `NAME` or `NAME@PROFILE` names (of `paper`, if given); `missing`: the error's text when none does
-    (default: the names there are)."""
-    name, _, profile = ref.partition("@")
-    candidates = [m for m in models if m.name == name and (paper is None or m.paper == paper)]
-    if profile:
-        candidates = [m for m in candidates if m.profile == profile]
+    """The model `NAME` or `NAME@PROFILE` names (of `paper`, if given; a bare name is the cpu profile's);
+    `missing`: the error's text when none does (default: which exist and how to train the one asked for)."""
+    name, profile = split_ref(ref)
+    models = [m for m in models if paper is None or m.paper == paper]  # a list: not_found reads it again
+    candidates = [m for m in models if m.name == name and m.profile == profile]
     if not candidates:
-        if missing:
-            raise HanzilmError(missing)
-        known = sorted({m.ref for m in models if paper is None or m.paper == paper})
-        hint = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "") if known else "none (train one: make paper)"
-        raise HanzilmError(f"no model named {ref!r}; known: {hint} (`hanzilm models` lists them)")
-    first = preferred_profile(candidates)
-    best = [m for m in candidates if m.profile == first]
-    if len(best) > 1:
-        raise HanzilmError(f"{ref!r} names {len(best)} runs at profile {best[0].profile} "
-                           f"({', '.join(str(m.path) for m in best)}): give the path")
-    return best[0]
+        raise HanzilmError(missing or not_found(ref, models, paper))
+    if len(candidates) > 1:
+        raise HanzilmError(f"{ref!r} names {len(candidates)} runs at profile {profile} "
+                           f"({', '.join(str(m.path) for m in candidates)}): give the path")
+    return candidates[0]
+
+
+def not_found(ref: str, models: Sequence[Model], paper: str | None = None) -> str:
+    """Which models exist (the same name at other profiles first) and how to train the one `ref` names."""
+    name, profile = split_ref(ref)
+    elsewhere = sorted(m.ref for m in models if m.name == name)
+    known = elsewhere or sorted({m.ref for m in models})
+    hint = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "") if known else "none"
+    papers = [paper] if paper else sorted({m.paper for m in models if m.name == name}) or ["<chapter>"]
+    return (f"no model {name!r} at profile {profile}; there are: {hint} (`hanzilm models` lists them). Train it "
+            f"with its chapter: make paper PROFILE={profile} ONLY='{papers[0]}/'")
 
 
 def register(sub, namers: Namers) -> None:

@@ -10,7 +10,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from ...cliutil import add_threads, set_threads
 from ...errors import DataError
-from ...models import Model, preferred_profile, resolve, scan
+from ...models import Model, resolve, scan, split_ref
 
 # the book's PKU segmenter (Table 5's MMTNN + pre-training), once `make paper` made it; the cpu run only, not
 # whatever other profile's run there is (a smoke model segments at F 63)
@@ -46,15 +46,14 @@ def _rate(name: str, family: str) -> float | None:
 def resolve_segmenter(ref: str, models: Iterable[Model], missing: str | None = None) -> Model:
     """The stored segmenter `ref` (NAME or NAME@PROFILE) names. A name without its learning rate
     (`pku-mmtnn+pre`) is the run of the rate the chapter chooses: the best dev F1 of the rates stored at the
-    preferred profile, on a tie the smaller rate (as `experiment.lr_grid` chooses). `missing`: as `resolve`."""
+    profile (a bare name: cpu's), on a tie the smaller rate (as `experiment.lr_grid` chooses). `missing`: as
+    `resolve`."""
     models = [m for m in models if m.paper == "mmtnn"]
-    family, _, profile = ref.partition("@")
-    rates = [(m, r) for m in models if (r := _rate(m.name, family)) is not None and profile in ("", m.profile)]
+    family, profile = split_ref(ref)
+    rates = [(m, r) for m in models if (r := _rate(m.name, family)) is not None and m.profile == profile]
     if not rates or any(m.name == family for m in models):
         return resolve(ref, models, paper="mmtnn", missing=missing)
-    first = preferred_profile(m for m, _ in rates)
-    best, _ = max(((m, r) for m, r in rates if m.profile == first),
-                  key=lambda mr: (mr[0].metrics.get("dev_f1", float("-inf")), -mr[1]))
+    best, _ = max(rates, key=lambda mr: (mr[0].metrics.get("dev_f1", float("-inf")), -mr[1]))
     return best
 
 
