@@ -338,3 +338,46 @@ def test_a_growing_pool_reports_no_eta_and_its_total_as_it_grows(monkeypatch):
     assert r._bars[pool["id"]].total == 19 and "<" not in r._bars[pool["id"]].format_meter(
         **r._bars[pool["id"]].format_dict).split("|")[-1]
     r.finish()
+
+
+WRITES = ('import pandas as pd\nfrom hanzilm.results import Provenance, write_results\n'
+          'write_results(pd.DataFrame({{"metric": ["f1"], "ours": [{value}]}}), chapter="toy", name="t", '
+          'run=Provenance(profile, seed))\n')
+
+
+def test_no_result_is_rewritten_before_its_notebook_succeeds(scratch):
+    """A notebook's results are staged and move into results/ only when every cell ran: one that fails after
+    writing (or is killed) leaves the committed CSV and its record as they were."""
+    book = _book(scratch, good=WRITES.format(value=1.5))
+    assert runner.run("smoke", book=book, stream=io.StringIO())[0].ok
+    csv = scratch / "results" / "smoke" / "toy" / "t.csv"
+    before = csv.read_text(), csv.with_suffix(".json").read_text()
+    assert "1.5" in before[0]
+    book = _book(scratch, good=WRITES.format(value=2.5) + "raise RuntimeError('after writing')")
+    assert not runner.run("smoke", book=book, stream=io.StringIO())[0].ok
+    assert (csv.read_text(), csv.with_suffix(".json").read_text()) == before
+    assert not list((scratch / "results" / "smoke" / "failed").glob(".running-*"))
+
+
+def test_the_next_run_clears_what_a_killed_run_left(scratch):
+    """kill -9 of a run leaves its scratch directory, its progress side channel and atomic-write temporaries: the
+    next run of the profile removes those whose process is gone (a live one's are kept)."""
+    import tempfile
+    import time
+
+    failed = runner.failed_dir("smoke")
+    dead = failed / ".running-999999999-abc"
+    (dead / "results" / "smoke" / "toy").mkdir(parents=True)
+    (dead / "results" / "smoke" / "toy" / "t.csv").write_text("metric,ours\n")
+    live = failed / f".running-{os.getpid()}-def"
+    live.mkdir()
+    channel = Path(tempfile.gettempdir()) / "hanzilm-progress-999999999-x.jsonl"
+    channel.write_text("")
+    temp = scratch / "results" / "smoke" / "toy" / ".t.json.abc.tmp"
+    temp.parent.mkdir(parents=True, exist_ok=True)
+    temp.write_text("{")
+    os.utime(temp, (time.time() - 3600,) * 2)
+    out = io.StringIO()
+    assert runner.run("smoke", book=_book(scratch, nb='print("ran")'), stream=out)[0].ok
+    assert not dead.exists() and not channel.exists() and not temp.exists() and live.is_dir()
+    assert "removed 3 files or directories that killed runs left behind" in out.getvalue()

@@ -27,6 +27,9 @@ ROOT = _find_root()
 BOOK = ROOT / "book"
 DATA = ROOT / "data"
 RESULTS = ROOT / "results"
+# set by `hanzilm paper run` for each notebook: its results are written there and moved into results/ only when
+# every cell of the notebook ran, so a failed or killed notebook rewrites no committed number
+STAGING_ENV = "HANZILM_RESULTS_STAGING"
 
 
 def results_dir(profile: str) -> Path:

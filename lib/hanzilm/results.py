@@ -25,7 +25,7 @@ from . import versions
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import cpu_has_bf16, cpu_model
-from .paths import RESULTS, git_state
+from .paths import RESULTS, STAGING_ENV, git_state
 
 TARGETS = Path(__file__).parent / "targets"
 PAPER_COLUMNS = ["paper", "diff", "paper_source"]
@@ -124,7 +124,7 @@ def write_results(
         raise HanzilmError(f"results table {chapter}/{name} has a 'data' column: the writer labels the data "
                            "from the manifest (pass datasets=)")
     out = with_paper(_label(table, datasets, by, f"{chapter}/{name}"), paper, f"{chapter}/{name}")
-    target = RESULTS / run.profile / chapter / f"{name}.csv"
+    target = _written(run.profile) / chapter / f"{name}.csv"
     buf = io.StringIO()
     out.to_csv(buf, index=False, float_format="%.10g", lineterminator="\n")
     atomic_write_text(target, buf.getvalue())
@@ -183,9 +183,17 @@ def _label(table: pd.DataFrame, datasets: Sequence[str] | Mapping[Any, Sequence[
 def read_results(profile: str, chapter: str | None = None, root: Path | None = None) -> dict[str, pd.DataFrame]:
     """All results tables of a profile (optionally one chapter), keyed by 'chapter/name'; from `root` (a results
     directory, e.g. one extracted from an earlier commit) instead of the project's when given."""
-    base = (root or RESULTS) / profile
     pattern = f"{chapter}/*.csv" if chapter else "*/*.csv"
-    return {f"{p.parent.name}/{p.stem}": pd.read_csv(p) for p in sorted(base.glob(pattern)) if p.parent.name != "notebooks"}
+    bases = [(root or RESULTS) / profile] + ([_written(profile)] if root is None else [])  # staged ones win
+    found = {f"{p.parent.name}/{p.stem}": p for base in bases for p in sorted(base.glob(pattern))
+             if p.parent.name != "notebooks"}
+    return {key: pd.read_csv(path) for key, path in sorted(found.items())}
+
+
+def _written(profile: str) -> Path:
+    """Where this process writes a profile's results: the runner's staging directory, else results/."""
+    staged = os.environ.get(STAGING_ENV)
+    return Path(staged) / profile if staged else RESULTS / profile
 
 
 def glance(profile: str) -> pd.DataFrame:

@@ -41,7 +41,7 @@ from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import portable_float_env
 from . import paths
-from .paths import BOOK, RESULTS
+from .paths import BOOK, RESULTS, STAGING_ENV
 from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, get_profile
 from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
 
@@ -193,10 +193,10 @@ def execute_to_home(source: Path, name: str, profile: str, seed: int,
     """Execute one notebook; its home is replaced only if every cell ran, else the failed copy is kept."""
     home, start = home_of(source, name, profile), time.time()
     failed = failed_dir(profile) / f"{name}.ipynb"
-    with tempfile.TemporaryDirectory(prefix=".running-", dir=failed_dir(profile)) as tmp:
-        work = Path(tmp) / home.name
+    with tempfile.TemporaryDirectory(prefix=f".running-{os.getpid()}-", dir=failed_dir(profile)) as tmp:
+        work, staged = Path(tmp) / home.name, Path(tmp) / "results"
         try:
-            execute(source, profile, seed, work, env)
+            execute(source, profile, seed, work, {**(env or {}), STAGING_ENV: str(staged)})
         except BaseException as e:
             kept = None
             if work.is_file():
@@ -206,9 +206,53 @@ def execute_to_home(source: Path, name: str, profile: str, seed: int,
             if not isinstance(e, Exception):  # Ctrl-C: the copy is kept, the batch stops
                 raise
             return Outcome(name, False, time.time() - start, describe_failure(e, kept), kept)
+        publish(staged)
         atomic_write_text(home, finished_notebook(work, source, profile))
     failed.unlink(missing_ok=True)  # an old failure of this notebook is no longer the news
     return Outcome(name, True, time.time() - start)
+
+
+def publish(staged: Path) -> None:
+    """Move a notebook's staged results (written under `staged` as under results/) into results/, each file in
+    one rename, once the notebook has run to its end."""
+    for path in sorted(p for p in staged.rglob("*") if p.is_file()):
+        target = RESULTS / path.relative_to(staged)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+
+
+def clean_debris(profile: str, stale_after: float = 600.0) -> list[Path]:
+    """Remove what killed runs left behind: the scratch directories of notebooks whose runner is gone, their
+    progress side channels, and atomic-write temporaries under results/<profile> older than `stale_after` seconds.
+    Returns what was removed."""
+    gone: list[Path] = []
+    for scratch in failed_dir(profile).glob(".running-*"):
+        if not _alive(scratch.name.split("-")[1]):
+            shutil.rmtree(scratch, ignore_errors=True)
+            gone.append(scratch)
+    for channel in Path(tempfile.gettempdir()).glob("hanzilm-progress-*.jsonl"):
+        if not _alive(channel.name.split("-")[2]):
+            channel.unlink(missing_ok=True)
+            gone.append(channel)
+    now = time.time()
+    for tmp in (RESULTS / profile).rglob(".*.tmp"):
+        if now - tmp.stat().st_mtime > stale_after:
+            tmp.unlink(missing_ok=True)
+            gone.append(tmp)
+    return gone
+
+
+def _alive(pid: str) -> bool:
+    """Whether process `pid` runs (a name without a pid, from before pids were in the names: not)."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def describe_failure(error: Exception, failed_copy: Path | None) -> str:
@@ -291,6 +335,8 @@ def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | Non
     with LiveProgress(stream) as live:
         if (warning := uncommitted_warning()) is not None:
             live.say(warning)
+        if removed := clean_debris(profile):
+            live.say(f"removed {len(removed)} files or directories that killed runs left behind")
         if profile == "smoke":
             live.say(fresh_smoke_store())
         if seed != prof.seed:
@@ -354,7 +400,7 @@ class LiveProgress:
 
     def __enter__(self) -> LiveProgress:
         if self.on:
-            fd, self._path = tempfile.mkstemp(prefix="hanzilm-progress-", suffix=".jsonl")
+            fd, self._path = tempfile.mkstemp(prefix=f"hanzilm-progress-{os.getpid()}-", suffix=".jsonl")
             os.close(fd)
             self._channel = Channel(self._path)
             self.env = {CHANNEL_ENV: self._path}
