@@ -86,8 +86,9 @@ browser:
 	  else echo "need chromium and a CJK font: sudo apt-get install chromium fonts-noto-cjk"; exit 1; fi; }
 
 # The built pages as a reader sees them, offline (tools/pagecheck.py): no sideways scrolling, images load, math
-# typeset. Report in book/_build/pagecheck.json, screenshots (1280x900 and full page) in book/_build/screenshots/.
-PAGES ?= results_at_a_glance backpack/table2_senses
+# typeset. Every page of the book (PAGES=backpack/table1 for some); report in book/_build/pagecheck.json,
+# screenshots (1280x900 and full page) in book/_build/screenshots/.
+PAGES ?=
 pages: book browser
-	$(BIN)/python tools/pagecheck.py $(PAGES:%=book/_build/html/%.html) --screenshots book/_build/screenshots \
-	  > book/_build/pagecheck.json
+	$(BIN)/python tools/pagecheck.py $(if $(PAGES),$(PAGES:%=book/_build/html/%.html),--book book/_build/html) \
+	  --screenshots book/_build/screenshots > book/_build/pagecheck.json

@@ -89,3 +89,21 @@ def test_the_command_line_exits_1_on_a_problem(tmp_path, capsys):
     assert pagecheck.main([str(good), str(bad)]) == 1
     assert "image did not load: missing.png" in capsys.readouterr().err
     assert not list(tmp_path.glob(".pagecheck-*"))  # the probed copies are removed
+
+
+def test_a_redirect_page_is_checked_where_it_sends_the_reader(tmp_path):
+    """The book's index.html only redirects (a meta refresh): its report is the page it sends to, not 'no
+    report from chromium'."""
+    _page(tmp_path, "intro.html", "<p>The first page.</p>")
+    index = tmp_path / "index.html"
+    index.write_text('<!DOCTYPE html>\n<meta http-equiv="Refresh" content="0; url=intro.html" />\n')
+    report = pagecheck.check_page(index)
+    assert "error" not in report and report["problems"] == []
+    assert report["page"].endswith("intro.html") and report["redirect_from"].endswith("index.html")
+
+
+def test_the_book_option_lists_every_page_of_the_toc(tmp_path):
+    pages = pagecheck.book_pages(tmp_path, Path(pagecheck.__file__).parents[1] / "book" / "_toc.yml")
+    names = [p.name for p in pages]
+    assert names[:2] == ["index.html", "intro.html"] and "table2_senses.html" in names
+    assert "results_at_a_glance.html" in names and len(names) == len(set(p.as_posix() for p in pages))

@@ -197,6 +197,9 @@ def check_page(page: Path, screenshots: Path | None = None, viewport: tuple[int,
     """The report of one built HTML page (see the module docstring), with its `problems`."""
     page = Path(page).resolve()
     source = page.read_text(encoding="utf-8")
+    target = _redirect(source)
+    if target is not None:  # the book's index.html only sends the reader on: the page it sends to is checked
+        return {**check_page(page.parent / target, screenshots, viewport), "redirect_from": str(page)}
     end = source.lower().rfind("</body>")
     probed = source[:end] + PROBE + source[end:] if end >= 0 else source + PROBE
     with tempfile.TemporaryDirectory(prefix="pagecheck-") as tmp:
@@ -223,6 +226,29 @@ def check_page(page: Path, screenshots: Path | None = None, viewport: tuple[int,
     return report
 
 
+def _redirect(source: str) -> str | None:
+    """The page a meta-refresh redirect sends to (Jupyter Book's index.html), else None."""
+    m = re.search(r'<meta[^>]+http-equiv="refresh"[^>]+url=([^"\s>]+)', source, re.I)
+    return m.group(1) if m else None
+
+
+def book_pages(html: Path, toc: Path) -> list[Path]:
+    """Every page a reader of the built book reaches: index.html and each file of the toc."""
+    import yaml
+
+    def files(node):
+        if isinstance(node, dict):
+            yield from ([node["file"]] if "file" in node else [])
+            yield from ([node["root"]] if "root" in node else [])
+            for v in node.values():
+                yield from files(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from files(v)
+    names = dict.fromkeys(files(yaml.safe_load(toc.read_text(encoding="utf-8"))))
+    return [html / "index.html"] + [html / f"{name}.html" for name in names]
+
+
 def _screenshots(page: Path, where: Path, viewport: tuple[int, int], height: int, profile: Path) -> list[str]:
     where.mkdir(parents=True, exist_ok=True)
     stem = "_".join(page.with_suffix("").parts[-2:]) if page.parent.name != "html" else page.stem
@@ -236,13 +262,18 @@ def _screenshots(page: Path, where: Path, viewport: tuple[int, int], height: int
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("pages", nargs="+", type=Path)
+    ap.add_argument("pages", nargs="*", type=Path)
+    ap.add_argument("--book", type=Path, metavar="HTML",
+                    help="check every page of the built book in HTML (index.html and each file of book/_toc.yml)")
     ap.add_argument("--screenshots", type=Path, help="write <page>.png and <page>_full.png here")
     ap.add_argument("--width", type=int, default=VIEWPORT[0])
     ap.add_argument("--height", type=int, default=VIEWPORT[1])
     args = ap.parse_args(argv)
+    pages = args.pages + (book_pages(args.book, Path(__file__).parents[1] / "book" / "_toc.yml") if args.book else [])
+    if not pages:
+        ap.error("give pages, or --book HTML")
     failed = 0
-    for page in args.pages:
+    for page in pages:
         report = check_page(page, args.screenshots, (args.width, args.height))
         print(json.dumps(report, ensure_ascii=False, indent=1))
         verdict = "ok" if not report["problems"] else f"{len(report['problems'])} problem(s)"
