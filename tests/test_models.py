@@ -81,19 +81,17 @@ def _cli(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
     return subprocess.run([sys.executable, *args], input=stdin, capture_output=True, env=env, timeout=60)
 
 
-def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
-    """Before: `hanzilm segment` and `load()` say in one line how to train the default, the cpu run (a smoke run
-    answers to the bare name only); `hanzilm models` lists nothing. After a cpu run of the book's config is
-    stored, both use it (its dev-chosen rate)."""
+def test_the_book_model_by_name_before_and_after_the_book_trains_it(tmp_path):
+    """Before: the name of the book's segmenter says in one line how to train it (the default model, shipped,
+    needs nothing: tests/test_shipped.py); a smoke run answers to NAME@smoke only; `hanzilm models` lists nothing.
+    After cpu runs of the book's config are stored, the name is the run of the dev-chosen rate."""
     root = tmp_path / "clone"
     (root / "results").mkdir(parents=True)
     (root / "pyproject.toml").write_text("")
     text = "我爱北京天安门\n".encode()
-    before = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)
+    before = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)
     err = before.stderr.decode()
-    assert before.returncode == 2 and err.count("\n") == 1 and "make paper ONLY='mmtnn/'" in err, err
-    api = _cli(root, "-c", "from hanzilm.papers.mmtnn import load; load()")
-    assert api.returncode != 0 and "make paper ONLY='mmtnn/'" in api.stderr.decode()
+    assert before.returncode == 2 and err.count("\n") == 1 and "make paper PROFILE=cpu ONLY='mmtnn/'" in err, err
     listed = _cli(root, "-m", "hanzilm.cli", "models")
     assert listed.returncode == 0 and "no trained models" in listed.stdout.decode()
 
@@ -102,9 +100,7 @@ def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
     model = WindowTagger(TaggerSpec(dim=8, hidden=16, factors=4), len(enc.vocab), enc.n_bigrams)
     smoke = _run(root / "results", "smoke", "s", {**BASE, "lr": 0.05})
     Segmenter(model, enc).save(smoke / "segmenter")
-    default = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)  # a smoke run is not the book's segmenter
-    assert default.returncode == 2 and "make paper ONLY='mmtnn/'" in default.stderr.decode()
-    elsewhere = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)  # nor the name's
+    elsewhere = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)  # not smoke's
     assert elsewhere.returncode == 2 and "pku-mmtnn+pre-lr0.05@smoke" in elsewhere.stderr.decode()
     named = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre@smoke", stdin=text)  # but this is
     assert named.returncode == 0 and named.stdout.decode().replace("  ", "") == "我爱北京天安门\n"
@@ -112,10 +108,11 @@ def test_segment_before_and_after_the_book_trains_its_segmenter(tmp_path):
         run = _run(root / "results", "cpu", key, {**BASE, "lr": lr}, {"dev_f1": f1})
         Segmenter(model, enc).save(run / "segmenter")
     (root / "results" / "cpu" / "checkpoints" / "SegmentationConfig-b" / "segmenter" / "config.json").write_text("")
-    after = _cli(root, "-m", "hanzilm.cli", "segment", stdin=text)     # lr 0.05 (b's config is broken: not read)
+    after = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "pku-mmtnn+pre", stdin=text)  # lr 0.05 (b: broken)
     assert after.returncode == 0, after.stderr.decode()
     assert after.stdout.decode().replace("  ", "") == "我爱北京天安门\n"
-    api = _cli(root, "-c", "from hanzilm.papers.mmtnn import load; print(''.join(load().cut('我爱北京天安门')))")
+    api = _cli(root, "-c", "from hanzilm.papers.mmtnn import load; "
+                           "print(''.join(load('pku-mmtnn+pre').cut('我爱北京天安门')))")
     assert api.returncode == 0 and api.stdout.decode() == "我爱北京天安门\n", api.stderr.decode()
     listed = _cli(root, "-m", "hanzilm.cli", "models")
     assert "pku-mmtnn+pre-lr0.05@cpu" in listed.stdout.decode() and "pku-mmtnn+pre-lr0.1@cpu" in listed.stdout.decode()

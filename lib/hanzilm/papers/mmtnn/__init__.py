@@ -7,10 +7,9 @@ numpy_tagger (the trained weights in NumPy: no torch import); spec: TaggerSpec, 
 """
 
 
-def load(name: str = "pku-mmtnn+pre@cpu", **options):
+def load(name: str = "shipped", **options):
     """A trained segmenter by name (`hanzilm models`) or directory: `load().cut("我爱北京天安门")`. The default is
-    the book's cpu PKU model (Table 5's MMTNN with pre-trained character embeddings), once `make paper` has
-    trained it."""
+    the book's cpu PKU model (Table 5's MMTNN with pre-trained character embeddings), shipped with the package."""
     from .commands import segmenter_dir
     from .segmenter import Segmenter
 

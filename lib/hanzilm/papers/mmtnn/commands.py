@@ -14,10 +14,10 @@ from ...models import Model, resolve, scan, split_ref
 
 # the book's PKU segmenter (Table 5's MMTNN + pre-training), once `make paper` made it; the cpu run only, not
 # whatever other profile's run there is (a smoke model segments at F 63)
-DEFAULT_MODEL = "pku-mmtnn+pre@cpu"
-NOT_TRAINED = ("the book's PKU segmenter (Table 5's MMTNN + pre-training) is not trained here yet: "
-               "`make paper ONLY='mmtnn/'` trains it with its chapter (about an hour on two cores); or give --model "
-               "a model of `hanzilm models` or a saved segmenter's directory")
+# the book's PKU segmenter (Table 5's MMTNN + pre-training, cpu), shipped in the package: `hanzilm segment` and
+# `load()` work on a fresh install; `tools/ship_segmenter.py` copies it from the model store after a chapter re-run
+SHIPPED = Path(__file__).parent / "shipped" / "pku-mmtnn+pre"
+DEFAULT_MODEL = "shipped"
 
 
 def segmenter_name(config: dict) -> str:
@@ -62,7 +62,9 @@ def segmenter_dir(ref: str) -> Path:
     whose segmenter/ holds it), or a saved segmenter directory."""
     if Path(ref).is_dir():
         return _saved_in(Path(ref), ref)
-    model = resolve_segmenter(ref, scan(MODEL_NAMES), missing=NOT_TRAINED if ref == DEFAULT_MODEL else None)
+    if ref == DEFAULT_MODEL:
+        return SHIPPED
+    model = resolve_segmenter(ref, scan(MODEL_NAMES))
     return _saved_in(model.path, model.ref)
 
 
@@ -82,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "line, words separated by two spaces (the bakeoff's format), in UTF-8.")
     p.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"a model name from `hanzilm models` (NAME or NAME@PROFILE) or a saved segmenter directory "
-                        f"(default: {DEFAULT_MODEL}, the book's PKU segmenter, which `make paper` trains)")
+                        f"(default: {DEFAULT_MODEL}, the book's PKU segmenter, shipped with the package)")
     p.add_argument("file", nargs="?", help="UTF-8 input, one sentence per line (default: stdin)")
     p.add_argument("--sep", default="  ", help="word separator (default: two spaces)")
     p.add_argument("--no-rules", action="store_true", help="do not keep URLs / ASCII runs together")
