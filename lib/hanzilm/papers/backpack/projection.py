@@ -89,11 +89,13 @@ def projection_table(tops: pd.DataFrame) -> pd.DataFrame:
     return tops[keys].assign(metric="score", ours=tops["score"])
 
 
-def every_sense_text(tops: pd.DataFrame, dictionary: Dictionary, ranks: int = 6) -> str:
-    """Per character (with its gloss): the top `ranks` characters of every sense, one column per sense."""
-    return "\n".join(f"{c} ({dictionary.gloss(c)})\n"
-                     + sense_columns(g[g["rank"] < ranks], gloss=False).to_string()
-                     for c, g in tops.groupby("char", sort=False))
+def every_sense_text(tops: pd.DataFrame, dictionary: Dictionary, ranks: int = 6, per_block: int = 8) -> str:
+    """Per character (with its gloss): the top `ranks` characters of every sense, one column per sense, in
+    blocks of `per_block` senses (printed text does not wrap: 16 columns are wider than the book's page)."""
+    def blocks(g: pd.DataFrame) -> str:
+        wide = sense_columns(g[g["rank"] < ranks], gloss=False)
+        return "\n".join(wide.iloc[:, i:i + per_block].to_string() for i in range(0, wide.shape[1], per_block))
+    return "\n".join(f"{c} ({dictionary.gloss(c)})\n" + blocks(g) for c, g in tops.groupby("char", sort=False))
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,8 @@ def side_by_side_text(tops: pd.DataFrame, roles: SenseRoles, characters: Sequenc
         ours = sense_columns(tops[(tops.char == c) & (tops["rank"] < 5)], senses=[roles.composing, roles.relating])
         ours.columns = [f"ours #{s} ({'composes' if s == roles.composing else 'relates'})" for s in ours.columns]
         theirs = pd.DataFrame({f"paper #{s}": list(PAPER_TOP[s][c]) for s in PAPER_TOP})
-        out.append(f"{c}\n" + pd.concat([theirs, ours.reset_index(drop=True)], axis=1).to_string())
+        # the paper's three senses, then our two below them: five glossed columns are wider than the page
+        out.append(f"{c}\n" + theirs.to_string() + "\n" + ours.reset_index(drop=True).to_string())
     return "\n".join(out)
 
 
