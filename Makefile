@@ -68,6 +68,7 @@ test: install
 	$(BIN)/python -m pytest -q --durations=10 tests
 	rm -rf results/smoke/checkpoints  # smoke models train afresh: a stored one of older code would hide a change
 	$(BIN)/python -m hanzilm.machine $(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider results/smoke/notebooks
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_versions.py -k smoke_numbers  # the numbers nbval's run just wrote
 
 book: install
 	$(BIN)/jupyter-book build book -W -n --keep-going

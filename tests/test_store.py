@@ -266,3 +266,32 @@ def test_adding_an_option_keeps_every_key():
     After.__name__ = "Before"
     assert config_key(Before(), DATA, V) == config_key(After(), DATA, V)
     assert config_key(Before(), DATA, V) != config_key(After(new_option=True), DATA, V)
+
+
+def test_a_train_config_given_apart_is_checked_like_the_config():
+    """A TrainConfig passed as train_config= (built from the model's config, so not in its key) is recorded
+    whole: a changed default of it loads no stale run, it is an error."""
+    cfg = _tiny.TinyModelConfig()
+    st = Store.of("smoke")
+    kw = dict(version=V, build=_tiny.TinyMLP, batches=_tiny.batches(), evaluate=_tiny.evaluate, data=DATA)
+    st.train_or_load(cfg, train_config=_tiny.cfg(), **kw)
+    run = st.run_dir(cfg, DATA, V)
+    assert load_summary(run)["train_config"]["grad_clip"] == 1.0
+    done = load_summary(run)
+    done["train_config"]["max_nonfinite"] = 3  # as if its default had been 3 when the run trained
+    (run / "done.json").write_text(json.dumps(done))
+    with pytest.raises(HanzilmError, match="train_config.max_nonfinite.*bump it"):
+        st.train_or_load(cfg, train_config=_tiny.cfg(), **kw)
+
+
+def test_a_partial_run_of_other_settings_is_not_resumed():
+    """A run killed before a default changed does not go on under the new one (a model trained half under
+    each): resuming it is an error naming the field."""
+    cfg = _tiny.TinyExperiment()
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
+    run.mkdir(parents=True)
+    info = store._info(cfg, config_key(cfg, DATA, V), DATA, V)
+    info["config"]["train"]["max_nonfinite"] = 3
+    (run / "run.json").write_text(json.dumps(info))
+    with pytest.raises(HanzilmError, match="partial run started with other values of config.train.max_nonfinite"):
+        _get(cfg)

@@ -206,8 +206,9 @@ def execute_to_home(source: Path, name: str, profile: str, seed: int,
             if not isinstance(e, Exception):  # Ctrl-C: the copy is kept, the batch stops
                 raise
             return Outcome(name, False, time.time() - start, describe_failure(e, kept), kept)
+        finished = finished_notebook(work, source, profile)
         publish(staged)
-        atomic_write_text(home, finished_notebook(work, source, profile))
+        atomic_write_text(home, finished)
     failed.unlink(missing_ok=True)  # an old failure of this notebook is no longer the news
     return Outcome(name, True, time.time() - start)
 
@@ -227,32 +228,35 @@ def clean_debris(profile: str, stale_after: float = 600.0) -> list[Path]:
     Returns what was removed."""
     gone: list[Path] = []
     for scratch in failed_dir(profile).glob(".running-*"):
-        if not _alive(scratch.name.split("-")[1]):
+        if _dead(scratch.name.split("-")[1]):
             shutil.rmtree(scratch, ignore_errors=True)
             gone.append(scratch)
     for channel in Path(tempfile.gettempdir()).glob("hanzilm-progress-*.jsonl"):
-        if not _alive(channel.name.split("-")[2]):
+        if _dead(channel.name.split("-")[2]):
             channel.unlink(missing_ok=True)
             gone.append(channel)
-    now = time.time()
-    for tmp in (RESULTS / profile).rglob(".*.tmp"):
-        if now - tmp.stat().st_mtime > stale_after:
-            tmp.unlink(missing_ok=True)
-            gone.append(tmp)
+    now, temporaries = time.time(), []
+    with contextlib.suppress(FileNotFoundError):  # a directory removed while it is walked (a live run's scratch)
+        temporaries = list((RESULTS / profile).rglob(".*.tmp"))
+    for tmp in temporaries:
+        with contextlib.suppress(FileNotFoundError):  # renamed into place meanwhile by a live writer
+            if now - tmp.stat().st_mtime > stale_after:
+                tmp.unlink()
+                gone.append(tmp)
     return gone
 
 
-def _alive(pid: str) -> bool:
-    """Whether process `pid` runs (a name without a pid, from before pids were in the names: not)."""
+def _dead(pid: str) -> bool:
+    """Whether the process a debris name carries is gone (a name without a pid is not judged: kept)."""
     if not pid.isdigit():
         return False
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
-        return False
-    except PermissionError:
         return True
-    return True
+    except PermissionError:
+        return False
+    return False
 
 
 def describe_failure(error: Exception, failed_copy: Path | None) -> str:

@@ -151,9 +151,17 @@ def _lock(run_dir: Path, enabled: bool) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _info(config: Any, key: str, data: Mapping[str, str] | None, version: str) -> dict[str, Any]:
-    return {"key": key, "config_class": type(config).__name__, "config": _as_json(config),
+def _info(config: Any, key: str, data: Mapping[str, str] | None, version: str,
+          train_config: TrainConfig | None = None) -> dict[str, Any]:
+    """What run.json and done.json record of a run; a TrainConfig given apart from the config (built from it,
+    so not in the key) is recorded whole, to be checked like the config (`_check_config`)."""
+    extra = {"train_config": _as_json(train_config)} if train_config is not None else {}
+    return {"key": key, "config_class": type(config).__name__, "config": _as_json(config), **extra,
             "data": dict(data or {}), "code_version": version}
+
+
+def _settings(info: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: info[k] for k in ("config", "train_config") if k in info}
 
 
 def _as_json(config: Any) -> dict[str, Any]:
@@ -207,10 +215,10 @@ class Store:
             trained = not _agreed_complete(run_dir, d)
             torch.manual_seed(tcfg.seed)
             model = build()
+            info = _info(config, config_key(config, data, version), data, version, train_config)
             if trained:
-                info = _info(config, config_key(config, data, version), data, version)
                 _train(run_dir, info, model, tcfg, batches, evaluate, keep_best, d)
-        _check_config(run_dir, config)
+        _check_config(run_dir, info)
         name = f"{trainer.best_name(select)}.safetensors"
         model = load_model(model, run_dir / name, device=d.device, sha256=load_summary(run_dir)["files"].get(name))
         _note(run_dir, "trained" if trained else "loaded")
@@ -231,15 +239,15 @@ class Store:
         no complete one: `make(run_dir)` writes its files there (each atomically) and returns what done.json
         records beside the run (e.g. `best_metrics`); `wall_time` is added."""
         run_dir = self.run_dir(config, data, version)
+        info = _info(config, config_key(config, data, version), data, version)
         with _lock(run_dir, enabled=True):
             made = not is_complete(run_dir)
             if made:
-                info = _info(config, config_key(config, data, version), data, version)
                 _begin(run_dir, info)
                 t0 = time.perf_counter()
                 outcome = dict(make(run_dir))
                 _finish(run_dir, info, {**outcome, "wall_time": time.perf_counter() - t0})
-        _check_config(run_dir, config)
+        _check_config(run_dir, info)
         _verify_files(run_dir)
         _note(run_dir, "trained" if made else "loaded")
         return run_dir
@@ -268,11 +276,11 @@ def _train(run_dir: Path, info: dict[str, Any], model: torch.nn.Module, tcfg: Tr
         dist.barrier()  # nobody loads done.json before rank 0 has written it
 
 
-def _check_config(run_dir: Path, config: Any) -> None:
-    """A stored run's recorded config agrees with `config` in every field both have. They can differ only where
-    a default changed (the key leaves defaults out): that changes what the code computes, so it needs a new
-    chapter version (`hanzilm.versions`), not a silent load."""
-    differ = disagreements(load_summary(run_dir)["config"], _as_json(config))
+def _check_config(run_dir: Path, info: Mapping[str, Any]) -> None:
+    """A stored run's recorded config (and TrainConfig) agree with the current ones in every field both have.
+    They can differ only where a default changed (the key leaves defaults out): that changes what the code
+    computes, so it needs a new chapter version (`hanzilm.versions`), not a silent load."""
+    differ = disagreements(_settings(load_summary(run_dir)), _settings(info))
     if differ:
         raise HanzilmError(f"{run_dir}: stored with other values of {', '.join(differ)} under the same key: a "
                            "default changed without a new chapter version; bump it in hanzilm/versions.py")
@@ -313,6 +321,16 @@ def _verify_files(run_dir: Path) -> None:
 
 
 def _check_same_run(run_dir: Path, info: dict[str, Any]) -> None:
+    """A partial run is resumed only if it is this run: the same key and, field by field, the same settings (a
+    default changed since it started would otherwise give a model trained half under each)."""
     path = run_dir / "run.json"
-    if path.is_file() and json.loads(path.read_text()).get("key") != info["key"]:
+    if not path.is_file():
+        return
+    recorded = json.loads(path.read_text())
+    if recorded.get("key") != info["key"]:
         raise HanzilmError(f"{run_dir} belongs to another run (12-hex key prefix collision); move it aside")
+    differ = disagreements(_settings(recorded), _settings(info))
+    if differ:
+        raise HanzilmError(f"{run_dir}: a partial run started with other values of {', '.join(differ)}: a default "
+                           "changed without a new chapter version; bump it in hanzilm/versions.py (or delete the "
+                           "directory)")

@@ -18,7 +18,7 @@ Run directory (written by rank 0 only, every file atomically):
     best.safetensors, best.json     weights with the best `metric` so far, and its step and metrics
     best-<m>.safetensors, .json     the same for each extra selection (m, mode) of `keep_best` (e.g. a model
                                     selected by dev loss and another by a dev task metric in one run)
-    snapshot-<step>.safetensors     the weights after each step of `snapshots` (findings along training)
+    snapshot-<step>.safetensors     the weights after each step of `cfg.snapshots` (findings along training)
     history.json                    [{step, loss, lr, grad_norm, tokens_per_s, time, <eval metrics>}, ...]
 The LR is a pure function of the step, so the step is the whole scheduler position.
 
@@ -26,10 +26,10 @@ Precision and devices: `TrainConfig.precision="bf16"` runs the forward under `to
 (master weights, optimiser state and the loss's reduction stay fp32; models keep their own fp32 islands, such as
 the segmental lattice); `grad_accum` splits each process's share of a step into that many micro-batches, to
 reach a paper's batch on fewer or smaller devices. Both change the arithmetic, so both are part of a run's key
-(when set). How a run uses its device is not, since it leaves the numbers alone up to the device's own
-rounding: `Runtime` (TF32 matmuls, fused AdamW and pinned host memory on CUDA, an optional `torch.compile`),
+(when not at their defaults: `hanzilm.keys`). How a run uses its device is not, since it leaves the numbers
+alone up to the device's own rounding: `Runtime` (TF32 matmuls, fused AdamW and pinned host memory on CUDA, an optional `torch.compile`),
 with defaults chosen from the device. Under torchrun each process takes cuda:LOCAL_RANK (NCCL), or the CPU
-(gloo); several nodes need only torchrun's rendezvous flags (README, "Training on GPUs").
+(gloo): `hanzilm.ddp`; several nodes need only torchrun's rendezvous flags (README).
 
 Reproducibility on CPU: the same config, seed and torch thread count give the same bits, resumed or not and
 however loaded the machine is. Training runs with `torch.use_deterministic_algorithms(True)` (on CPU that
