@@ -23,7 +23,7 @@ from ...data.vocab import CharVocab
 from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
 from ... import versions
-from ...store import Store, is_complete, load_history, load_model, load_summary, required
+from ...store import LOADED, Store, is_complete, load_history, load_model, load_summary, required
 from ...train import TrainConfig, best_name, snapshot_steps, train
 from .backpack import Backpack, BackpackConfig
 from .cloze import ClozeCase, ClozeConfig, build_cloze, evaluate_cloze
@@ -284,7 +284,8 @@ def main(argv: list[str] | None = None) -> None:
     if a.run_dir is None:
         train_model(ch, corpus, a.model)
         s = summary(ch, corpus, a.model)
-        print(f"{a.model}: best step {s['best_step']}, {s['best_metrics']}, wall {s['wall_time']:.0f} s")
+        action = LOADED[str(run_dir(ch, corpus, a.model))]["action"]
+        print(f"{a.model} ({action}): best step {s['best_step']}, {s['best_metrics']}, wall {s['wall_time']:.0f} s")
         return
     cfg = ch.lm.pair()[a.model]
     tcfg = cfg.train if a.steps is None else dataclasses.replace(cfg.train, steps=a.steps)
