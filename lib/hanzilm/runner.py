@@ -417,7 +417,7 @@ class LiveProgress:
         if self._thread is not None:
             self._thread.join()
         if self._path is not None:
-            os.unlink(self._path)
+            Path(self._path).unlink(missing_ok=True)
 
     def say(self, line: str) -> None:
         self.renderer.say(line)
