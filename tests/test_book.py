@@ -2,7 +2,6 @@
 pages, opened in headless Chromium without a network, typeset their math, load their images and fit the
 article's width (tools/pagecheck.py)."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +15,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import pagecheck  # noqa: E402
 
 # CI installs Chromium first (.ci/run: make browser), so these never skip there
-needs_chromium = pytest.mark.skipif(pagecheck.chromium() is None and not os.environ.get("CI_REQUIRES_BROWSER"),
-                                    reason="no chromium (make browser)")
+needs_chromium = pytest.mark.skipif(pagecheck.may_skip(), reason="no chromium (make browser)")
 
 
 def _toc_files(sections: bool = False):

@@ -7,9 +7,8 @@ import ast
 import re
 from pathlib import Path
 
-import yaml
-
 from hanzilm import paths
+from hanzilm.runner import toc_notebooks
 
 LIB = paths.ROOT / "lib" / "hanzilm"
 FILE = re.compile(r"`([\w/.{},]+\.py)`(?:\s*\(([^)]*)\))?")
@@ -23,16 +22,7 @@ def _rows() -> list[list[str]]:
 
 
 def _toc_notebooks() -> set[str]:
-    def files(node):
-        if isinstance(node, dict):
-            yield from ([node["file"]] if "file" in node else [])
-            for v in node.values():
-                yield from files(v)
-        elif isinstance(node, list):
-            for v in node:
-                yield from files(v)
-    toc = yaml.safe_load((paths.BOOK / "_toc.yml").read_text(encoding="utf-8"))
-    return {f"book/{f}.py" for f in files(toc) if (paths.BOOK / f"{f}.py").is_file()}
+    return {str(p.relative_to(paths.ROOT)) for p in toc_notebooks()}
 
 
 def _expand(name: str) -> list[str]:

@@ -232,21 +232,16 @@ def _redirect(source: str) -> str | None:
     return m.group(1) if m else None
 
 
-def book_pages(html: Path, toc: Path) -> list[Path]:
-    """Every page a reader of the built book reaches: index.html and each file of the toc."""
-    import yaml
+def book_pages(html: Path, book: Path) -> list[Path]:
+    """Every page a reader of the built book reaches: index.html and each page of the book's toc."""
+    from hanzilm.runner import toc_files
 
-    def files(node):
-        if isinstance(node, dict):
-            yield from ([node["file"]] if "file" in node else [])
-            yield from ([node["root"]] if "root" in node else [])
-            for v in node.values():
-                yield from files(v)
-        elif isinstance(node, list):
-            for v in node:
-                yield from files(v)
-    names = dict.fromkeys(files(yaml.safe_load(toc.read_text(encoding="utf-8"))))
-    return [html / "index.html"] + [html / f"{name}.html" for name in names]
+    return [html / "index.html"] + [html / f"{name}.html" for name in toc_files(book)]
+
+
+def may_skip() -> bool:
+    """Whether a page check may skip for want of a browser: not where CI requires one (CI_REQUIRES_BROWSER)."""
+    return chromium() is None and not os.environ.get("CI_REQUIRES_BROWSER")
 
 
 def _screenshots(page: Path, where: Path, viewport: tuple[int, int], height: int, profile: Path) -> list[str]:
@@ -269,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--width", type=int, default=VIEWPORT[0])
     ap.add_argument("--height", type=int, default=VIEWPORT[1])
     args = ap.parse_args(argv)
-    pages = args.pages + (book_pages(args.book, Path(__file__).parents[1] / "book" / "_toc.yml") if args.book else [])
+    pages = args.pages + (book_pages(args.book, Path(__file__).parents[1] / "book") if args.book else [])
     if not pages:
         ap.error("give pages, or --book HTML")
     failed = 0

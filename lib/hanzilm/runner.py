@@ -53,6 +53,11 @@ MAX_ERROR = 300  # characters of an exception's message in the failure line
 
 def toc_notebooks(book: Path = BOOK) -> list[Path]:
     """The jupytext sources (`.py`) of the notebooks listed in the table of contents, in order."""
+    return [book / f"{f}.py" for f in toc_files(book) if (book / f"{f}.py").is_file()]
+
+
+def toc_files(book: Path = BOOK) -> list[str]:
+    """Every page the table of contents lists (the root first), as paths relative to `book` without suffix."""
     toc = yaml.safe_load((book / "_toc.yml").read_text(encoding="utf-8"))
     files: list[str] = []
 
@@ -69,7 +74,7 @@ def toc_notebooks(book: Path = BOOK) -> list[Path]:
                 walk(item)
 
     walk(toc)
-    return [book / f"{f}.py" for f in files if (book / f"{f}.py").is_file()]
+    return files
 
 
 def build_notebook(source: Path):

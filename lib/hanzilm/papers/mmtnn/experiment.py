@@ -140,8 +140,9 @@ def train_chapter(profile: str | Profile) -> MMTNNChapter:
     """The chapter's training step: every segmenter of its pages and the pre-trained vectors that the store lacks
     (`train_all`: the learning-rate grid and the runs at its chosen rates, in one pool), then the chapter with
     the chosen rates (`chapter`). Every notebook of the chapter calls it first, in a cell of its own."""
-    train_all(configure(profile))
-    return chapter(profile)
+    ch = configure(profile)
+    train_all(ch)
+    return select_learning_rates(ch)
 
 
 def chapter(profile: str | Profile) -> MMTNNChapter:
