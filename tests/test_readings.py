@@ -158,13 +158,11 @@ def test_table3_numbers():
                            for m in ("nn", "nn_tag", "mmtnn") for e in (1, 2, 3, 4)])
     ch = dataclasses.replace(mmtnn_ex.configure("smoke"), lrs={"nn": 0.2})
     n = mmtnn_tables.table3_numbers(table, curves[(curves.model != labels["nn"]) | (curves.epoch < 4)], ch)
-    assert n["ordering"] == "holds" and (n["nn_epochs"], n["mmtnn_epochs"]) == (3, 4)
+    assert (n["nn_epochs"], n["mmtnn_epochs"]) == (3, 4)
     assert n["nn_best_epoch"] == 3 and n["nn_lr"] == 0.2 and n["mmtnn_lr"] == ch.segmenter.lr
     assert n["tag_step_f1"] == pytest.approx(0.6) and n["paper_tensor_step_f1"] == pytest.approx(0.6)
-    assert n["tensor_step_oov_recall"] == pytest.approx(2.9) and n["nn_gap"] == pytest.approx(2.3)
-    assert n["tag_step_verdict"].startswith("within 0.5 of the paper's")
-    assert n["tensor_step_verdict"] == "2.3 points above the paper's"
-    assert n["simple_vs_paper"] == "NN 2.3 below and NN + tag embedding 2.3 below"
+    assert n["tensor_step_oov_recall"] == pytest.approx(2.9) and n["paper_nn_f1"] == pytest.approx(92.3)
+    assert not any(isinstance(v, str) for v in n.values())  # numbers only: the verdicts are the registry's
 
 
 def test_table5_numbers():
