@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Results at a glance
 #
-# Which of the papers' findings hold on our runs (the book shows the `cpu` run): every claim of the three
+# What the papers' findings come to on our runs (the book shows the `cpu` run): every claim of the three
 # papers that a reader comes to check, checked one by one on `results/<profile>/`. Per paper:
 
 # %% tags=["parameters", "hide-input"]
@@ -34,20 +34,18 @@ claims.glue_pages(verdicts)
 claims.counts(verdicts)
 
 # %% [markdown]
-# Each claim (the papers' headline findings, each ordering their tables state and each claim of their text)
-# is one row of the claims registry, `lib/hanzilm/targets/claims.csv`: the claim in the paper's words and how
-# it is checked. Its verdict:
-#
-# - **reproduced**: our value is within the stated tolerance of the paper's (and in its direction);
-# - **holds**: the direction or ordering the paper states holds, the size does not match;
-# - **fails**: it does not hold, or the effect is no larger than its run-to-run spread (seeds, or a repeated
-#   training of the same configuration), which the row shows;
-# - **not tested**: with the reason (data that could not be obtained, models not trained at this profile, or
-#   two selections that picked the same checkpoints, so that one side is a copy of the other).
-#
-# The same numbers never count twice: a claim whose evidence is a copy of another's (the lightly supervised
-# rows of a run that picked the same checkpoints as the unsupervised ones) is *not tested* and points to the
-# claim that counted it.
+# Each claim (the papers' headline findings, each ordering their tables state and each claim of their text) is
+# one row of the claims registry, `lib/hanzilm/targets/claims.csv`: where the paper makes it, the claim in the
+# paper's words and how it is checked. The registry is the book's only judge: every page shows its verdicts
+# through it, and no page words one of its own. The spread a claim is judged against is a standard deviation
+# measured on every run from the result files (`hanzilm/spread.py`): over seeds where the models are trained
+# again, and by the bootstrap over test items (sentences, cloze items, word pairs) where the test sample is the
+# larger noise; each row names its source.
+
+# %% tags=["hide-input"]
+from IPython.display import HTML
+
+HTML(claims.rules_html())
 
 # %% [markdown]
 # Each paper's claims follow (click *evidence* for the numbers a claim is computed from), then a figure of every

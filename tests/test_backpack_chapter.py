@@ -125,16 +125,18 @@ def _evaluation(ranks: dict[str, list[int]], ppl: dict[str, float]) -> experimen
                                  cloze=cloze)
 
 
-def test_table1_long_form_paired_test_and_verdict():
+def test_table1_long_form_paired_test_and_reading():
     ev = _evaluation({"gpt": [-1, -1, 1, 0, 5], "backpack": [0, 0, 0, 0, 2]}, {"gpt": 20.0, "backpack": 20.5})
     t1 = tables.table1(BackpackChapter(), tables.PAPER_VOCAB, ev, "paper")
     assert list(t1.columns) == ["model", "arch", "paper_model", "metric", "ours"]
     assert t1.metric.tolist() == ["params_m", "test_ppl", "cloze_top1", "cloze_top3"] * 2
     v = t1.set_index(["arch", "metric"])["ours"]
     assert v["backpack", "cloze_top1"] == 0.8 and v["gpt", "cloze_top3"] == 0.4
-    text = tables.verdict(t1)
-    assert "Backpack 20.50, GPT-2 20.00" in text and "within the 5 %" in text
-    assert "Cloze top-1: Backpack 80.00%, GPT-2 20.00%: Backpack > GPT-2" in text
+    from hanzilm.results import with_paper
+
+    text = tables.table1_reading(with_paper(t1, tables.paper_table1()))
+    assert "Backpack 20.50, GPT-2 20.00, a ratio of 1.025 (the paper's micro pair: 16.25 and 16.66, 0.975)" in text
+    assert "Cloze top-1: Backpack 80.00%, GPT-2 20.00%, a difference of +60.0 points" in text
     paired = tables.paired_cloze_table(ev).set_index("k")
     assert paired.loc[1, "only_backpack"] == 3 and paired.loc[1, "only_gpt"] == 0
     assert paired.loc[1, "p_value"] == pytest.approx(2 / 8)        # exact sign test: 2 * (1/2)^3
@@ -154,7 +156,7 @@ def test_table5_lines_up_with_the_paper_rows():
     merged = long.merge(bias.paper_table5(), on=["word", "edit", "metric"], how="left")
     assert merged.paper.notna().sum() == 4 * 5                      # every paper number has its row
     assert merged[merged.edit == bias.ALL_CHARACTERS].paper.isna().all()
-    text = bias.table5_verdict(wide, sense=3)
+    text = bias.table5_reading(wide, sense=3)
     assert "- 士兵: GPT-2 0.00, projected 1.00; Backpack 2.00, sense 3 halved 3.00, removed 4.00 (not lower" in text
     assert "Wider list (1 words, sense 3 removed from every character): the bias ratio drops for 1" in text
 

@@ -83,3 +83,14 @@ def test_every_page_fits_and_loads_offline(built, page):
     assert len(text) <= WIDE_TEXT.get(page, 0), problems
     assert [p for p in problems if p not in text] == []
 
+
+
+def test_no_page_states_a_verdict_of_its_own(built):
+    """The claims registry speaks for every page: outside its output no page of the built book uses a verdict
+    word (`claims.stray_verdicts`), so a page cannot contradict the glance page."""
+    from hanzilm.claims import stray_verdicts
+
+    html, _ = built
+    found = {f: stray_verdicts((html / f"{f}.html").read_text(encoding="utf-8")) for f in _toc_files(sections=True)}
+    found = {f: s for f, s in found.items() if s}
+    assert not found, "\n".join(f"{f}: {s}" for f, sentences in found.items() for s in sentences[:5])

@@ -29,7 +29,8 @@ def test_registry_covers_every_table_of_the_papers():
 
 def test_every_claim_resolves_on_the_committed_cpu_results():
     verdicts = C.evaluate("cpu")
-    assert set(verdicts.verdict) <= set(C.VERDICTS)
+    assert set(verdicts[verdicts.kind == "finding"].verdict) <= set(C.VERDICTS)
+    assert set(verdicts[verdicts.kind == "check"].verdict) <= set(C.CHECKS)
     unresolved = verdicts[verdicts.why.str.startswith("not computed")]
     assert unresolved.empty, unresolved[["id", "why"]].to_string()
 
@@ -49,16 +50,20 @@ def test_a_chapter_never_run_at_the_profile_is_an_error_not_a_page_of_untested_c
 
 def test_a_changed_result_changes_the_verdict():
     tables = {k: v.copy() for k, v in read_results("cpu").items()}
+    tables["mmtnn/gain_spread"] = pd.DataFrame([{"dataset": "PKU", "gain": "tensor layer (Table 3)", "measure": "f1",
+                                                 "source": "bootstrap", "metric": "sd", "ours": 0.1}])
     t3 = tables["mmtnn/table3"]
     row = (t3.model == "MMTNN") & (t3.metric == "f1")
     base = t3.loc[(t3.model == "NN + tag embedding") & (t3.metric == "f1"), "ours"].iloc[0]
+    verdict = lambda: C.evaluate("cpu", tables=tables).set_index("id").verdict["mmtnn.t3.tensor_f1"]  # noqa: E731
     t3.loc[row, "ours"] = base + 3.0  # the tensor gain five times the paper's
-    before = C.evaluate("cpu", tables=tables).set_index("id").verdict
+    assert verdict() == "holds"
     t3.loc[row, "ours"] = base + 0.6  # the paper's gain
-    after = C.evaluate("cpu", tables=tables).set_index("id").verdict
-    assert after["mmtnn.t3.tensor_f1"] == "reproduced" != before["mmtnn.t3.tensor_f1"]
-    t3.loc[row, "ours"] -= 1.0  # now below the model without the tensor layer
-    assert C.evaluate("cpu", tables=tables).set_index("id").verdict["mmtnn.t3.tensor_f1"] == "fails"
+    assert verdict() == "reproduced"
+    t3.loc[row, "ours"] = base + 0.15  # within twice its spread
+    assert verdict() == "inconclusive"
+    t3.loc[row, "ours"] = base - 1.0  # below the model without the tensor layer, beyond the spread
+    assert verdict() == "fails"
 
 
 def _claim(quantity, **kw):
@@ -73,35 +78,78 @@ A = "{ch/t:f1[model=A; selection=s1]}"
 B = "{ch/t:f1[model=B; selection=s1]}"
 
 
-@pytest.mark.parametrize("ours_a, expect, tol, noise, verdict", [
-    (90.6, "> 0", "50%", "", "reproduced"),   # gain 0.6 vs the paper's 0.5
-    (92.0, "> 0", "50%", "", "holds"),        # gain 2.0: the direction only
-    (89.0, "> 0", "50%", "", "fails"),        # a loss
-    (90.6, "> 0", "50%", "1.0", "fails"),     # the gain is within the run-to-run spread
-    (90.6, "", "0.2", "", "reproduced"),      # no direction: the value alone, 0.6 vs 0.5 ± 0.2
-    (91.0, "", "0.2", "", "fails"),           # 1.0 vs 0.5 ± 0.2
+def _table_with_spread(rows, sd):
+    tables = _table(rows)
+    if sd is not None:
+        tables["ch/spread"] = pd.DataFrame([{"source": "sd over 3 seeds", "metric": "sd", "ours": sd}])
+    return tables
+
+
+SD = "{ch/spread:sd}"
+
+
+@pytest.mark.parametrize("ours_a, expect, tol, sd, verdict", [
+    (90.6, "> 0", "50%", 0.1, "reproduced"),     # gain 0.6 vs the paper's 0.5, beyond twice its sd
+    (92.0, "> 0", "50%", 0.1, "holds"),          # gain 2.0: the direction only
+    (89.0, "> 0", "50%", 0.1, "fails"),          # a loss of 1.0, beyond twice its sd
+    (90.6, "> 0", "50%", 0.5, "inconclusive"),   # the gain is within twice its sd
+    (89.5, "> 0", "50%", 0.5, "inconclusive"),   # ... and so is the loss: not a failure
+    (90.6, "> 0", "50%", None, "inconclusive"),  # no measured spread: nothing resolved
+    (90.6, "", "0.2", None, "reproduced"),       # no direction: the value alone, 0.6 vs 0.5 ± 0.2
+    (91.0, "", "0.2", None, "fails"),            # 1.0 vs 0.5 ± 0.2
+    (91.0, "", "0.2", 0.2, "inconclusive"),      # ... but 0.3 outside it is within twice its sd
 ])
-def test_verdicts(ours_a, expect, tol, noise, verdict):
-    tables = _table([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)])
-    c = _claim(f"{A} - {B}", expect=expect, tol=tol, noise=noise)
+def test_verdicts(ours_a, expect, tol, sd, verdict):
+    tables = _table_with_spread([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)], sd)
+    c = _claim(f"{A} - {B}", expect=expect, tol=tol, noise=SD if sd is not None else "")
     got = C.evaluate("p", [c], tables).iloc[0]
     assert got.verdict == verdict, got.why
     assert got.paper_value == pytest.approx(0.5)
+    if sd is not None:
+        assert got.spread == pytest.approx(sd) and got.spread_source == "sd over 3 seeds"
 
 
-@pytest.mark.parametrize("ours_a, noise, verdict, edge", [
-    (90.68, "0.05", "reproduced", "inside it by 0.02, less than the run-to-run spread 0.05: another training "
-                                  "may fall outside"),
-    (90.72, "0.05", "fails", "outside it by 0.02, less than the run-to-run spread 0.05: another training "
-                             "may fall inside"),
-    (90.6, "0.05", "reproduced", ""),         # 0.1 inside the tolerance, more than the spread
-    (90.68, "", "reproduced", ""),            # spread unknown: nothing to say
+@pytest.mark.parametrize("better, ours, verdict", [
+    ("higher", 67.2, "holds"),    # beyond the paper's 64.1 on its better side: never a failure
+    ("higher", 60.0, "fails"),
+    ("lower", 60.0, "holds"),
+    ("", 67.2, "fails"),          # no better side stated: off by more than the tolerance
 ])
-def test_a_value_at_the_tolerance_edge_says_that_another_training_may_cross_it(ours_a, noise, verdict, edge):
-    tables = _table([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)])
-    got = C.evaluate("p", [_claim(f"{A} - {B}", tol="0.2", noise=noise)], tables).iloc[0]
+def test_a_value_beyond_the_paper_on_its_better_side_holds(better, ours, verdict):
+    tables = _table([("A", "s1", "f1", ours, 64.1)])
+    got = C.evaluate("p", [_claim(A, tol="3", better=better)], tables).iloc[0]
+    assert got.verdict == verdict, got.why
+
+
+def test_a_check_agrees_or_differs_and_is_counted_apart():
+    tables = _table([("A", "s1", "f1", 100.0, 100.0), ("B", "s1", "f1", 90.0, 100.0)])
+    got = C.evaluate("p", [_claim(A, id="t.a", tol="0", kind="check"), _claim(B, id="t.b", tol="2%", kind="check"),
+                           _claim(f"{A} - {B}", id="t.f", expect="> 0")], tables)
+    assert list(got.verdict) == ["agrees", "differs", "inconclusive"]
+    counts = C.counts(got.assign(paper="mmtnn")).loc[C.PAPERS["mmtnn"]]
+    assert counts["findings"] == 1 and counts["inconclusive"] == 1 and counts["checks agreeing"] == "1 of 2"
+
+
+def test_a_typed_spread_is_refused(tmp_path):
+    path = tmp_path / "claims.csv"
+    row = dict.fromkeys(C.FIELDS, "") | {"id": "x.1", "paper": "mmtnn", "kind": "finding", "claim": "c",
+                                          "quantity": A, "expect": "> 0", "noise": "0.036"}
+    pd.DataFrame([row]).to_csv(path, index=False)
+    with pytest.raises(HanzilmError, match=r"claims.csv:2: noise '0.036' is a typed number"):
+        C.load_claims(path)
+
+
+@pytest.mark.parametrize("ours_a, sd, verdict, edge", [
+    (90.68, 0.05, "reproduced", "inside it by 0.02, less than its sd 0.05"),
+    (90.72, 0.05, "inconclusive", "within 2 × its sd 0.05"),
+    (90.6, 0.05, "reproduced", ""),          # 0.1 inside the tolerance, more than the spread
+    (90.68, None, "reproduced", ""),         # spread unknown: nothing to say
+])
+def test_a_value_at_the_tolerance_edge_says_that_another_run_may_cross_it(ours_a, sd, verdict, edge):
+    tables = _table_with_spread([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)], sd)
+    got = C.evaluate("p", [_claim(f"{A} - {B}", tol="0.2", noise=SD if sd is not None else "")], tables).iloc[0]
     assert got.verdict == verdict
-    assert (edge in got.why) if edge else ("spread" not in got.why), got.why
+    assert (edge in got.why) if edge else ("sd" not in got.why), got.why
 
 
 def test_the_same_number_on_both_sides_tests_nothing():
@@ -113,16 +161,17 @@ def test_the_same_number_on_both_sides_tests_nothing():
 
 def test_two_models_with_the_same_score_tie_when_the_sides_are_independent():
     """Two models scored on the same 147 cloze items can get the same accuracy: a zero effect, not a copy; with
-    the noise given, the verdict is a failure within noise."""
-    tables = _table([("A", "s1", "f1", 0.1054, None), ("B", "s1", "f1", 0.1054, None)])
-    c = _claim(f"{A} - {B}", expect="> 0", noise="0.036", independent="yes")
+    its spread measured, the verdict is inconclusive, not a failure."""
+    tables = _table_with_spread([("A", "s1", "f1", 0.1054, None), ("B", "s1", "f1", 0.1054, None)], 0.036)
+    c = _claim(f"{A} - {B}", expect="> 0", noise=SD, independent="yes")
     got = C.evaluate("p", [c], tables).iloc[0]
-    assert got.verdict == "fails" and "within noise" in got.why and got.ours == 0
+    assert got.verdict == "inconclusive" and "within its spread" in got.why and got.ours == 0
 
 
 def test_independent_is_yes_or_empty(tmp_path):
     path = tmp_path / "claims.csv"
-    row = {f: "" for f in C.FIELDS} | {"id": "x", "paper": "mmtnn", "quantity": "1", "independent": "no"}
+    row = {f: "" for f in C.FIELDS} | {"id": "x", "paper": "mmtnn", "kind": "finding", "quantity": "1",
+                                       "independent": "no"}
     path.write_text(",".join(C.FIELDS) + "\n" + ",".join(row[f] for f in C.FIELDS) + "\n", encoding="utf-8")
     with pytest.raises(HanzilmError, match=r"claims.csv:2: independent is 'yes' or empty, not 'no'"):
         C.load_claims(path)
@@ -135,7 +184,7 @@ def test_copied_rows_count_once():
     copy = _claim("{ch/t:f1[model=A; selection=s2]} - {ch/t:f1[model=B; selection=s2]}", id="t.s2", expect="> 0")
     other = _claim(f"{B} - {A}", id="t.other", expect="< 0")  # the same rows read another way: still evidence
     got = C.evaluate("p", [first, copy, other], tables).set_index("id")
-    assert got.loc["t.s1", "verdict"] == "holds" and got.loc["t.other", "verdict"] == "holds"
+    assert got.loc["t.s1", "verdict"] == "inconclusive" and got.loc["t.other", "verdict"] == "inconclusive"
     assert got.loc["t.s2", "verdict"] == "not tested" and "t.s1" in got.loc["t.s2", "why"]
 
 
@@ -159,8 +208,9 @@ def test_a_value_may_contain_semicolons():
 ])
 def test_bad_registry_rows_are_refused_with_file_and_line(tmp_path, quantity, message):
     path = tmp_path / "claims.csv"
-    row = ["x.1", "mmtnn", "Table 3", "c", quantity] + [""] * (len(C.FIELDS) - 5)
-    pd.DataFrame([row], columns=list(C.FIELDS)).to_csv(path, index=False)
+    row = dict.fromkeys(C.FIELDS, "") | {"id": "x.1", "paper": "mmtnn", "table": "Table 3", "kind": "finding",
+                                          "claim": "c", "quantity": quantity}
+    pd.DataFrame([row]).to_csv(path, index=False)
     with pytest.raises(HanzilmError, match=rf"claims.csv:2: .*{message}"):
         C.load_claims(path)
 
@@ -174,8 +224,9 @@ def test_an_ambiguous_reference_is_an_error():
 def test_counts_per_paper():
     verdicts = C.evaluate("cpu")
     t = C.counts(verdicts)
-    assert list(t.columns) == [*C.VERDICTS, "claims"]
-    assert t["claims"].sum() == len(verdicts) == len(C.load_claims())
+    assert list(t.columns) == [*C.VERDICTS, "findings", "checks agreeing"]
+    assert t["findings"].sum() == (verdicts.kind == "finding").sum()
+    assert len(verdicts) == len(C.load_claims())
 
 
 def _glued(notebook):
@@ -200,23 +251,23 @@ def test_the_glance_page_shows_the_registry_verdicts_on_the_cpu_run():
     for paper, row in C.counts(verdicts).rename(index={v: k for k, v in C.PAPERS.items()}).iterrows():
         for verdict in C.VERDICTS:
             assert glued[f"{paper}_{verdict.replace(' ', '_')}"] == str(row[verdict]), (paper, verdict)
-        assert glued[f"{paper}_claims"] == str(row["claims"])
+        assert glued[f"{paper}_claims"] == str(row["findings"])
     written = pd.read_csv(ROOT / "results" / "cpu" / "summary" / "claims.csv")
     assert list(written.verdict) == list(verdicts.verdict)
 
 
-def test_a_claim_short_of_its_scale_requirement_is_not_tested_at_this_scale():
+def test_a_claim_short_of_its_scale_requirement_is_inconclusive_at_this_scale():
     """The PKU RSLM's claims need 4 M training characters (the authors' log): below it the verdict says how far
     the run got; at it the claim is judged as any other."""
-    requires = ("{ch/t:chars[model=A; selection=s1]} >= 4000000 | not tested at this scale: the skill appears "
-                "only after 4 M characters; training characters")
-    claim = _claim(f"{A} - {B}", expect="> 0", requires=requires)
+    requires = ("{ch/t:chars[model=A; selection=s1]} >= 4000000 | the skill appears only after 4 M characters; "
+                "training characters")
+    claim = _claim(f"{A} - {B}", expect="> 0", requires=requires, noise=SD)
     rows = [("A", "s1", "f1", 60.0, None), ("B", "s1", "f1", 50.0, None)]
-    short = C.evaluate("p", [claim], _table(rows + [("A", "s1", "chars", 819200.0, None)]))
-    assert short.verdict[0] == "not tested"
-    assert short.why[0] == ("not tested at this scale: the skill appears only after 4 M characters; training "
+    short = C.evaluate("p", [claim], _table_with_spread(rows + [("A", "s1", "chars", 819200.0, None)], 1.0))
+    assert short.verdict[0] == "inconclusive"
+    assert short.why[0] == ("not resolved at this profile: the skill appears only after 4 M characters; training "
                             "characters: ours 819,200, needs >= 4,000,000")
-    enough = C.evaluate("p", [claim], _table(rows + [("A", "s1", "chars", 4096000.0, None)]))
+    enough = C.evaluate("p", [claim], _table_with_spread(rows + [("A", "s1", "chars", 4096000.0, None)], 1.0))
     assert enough.verdict[0] == "holds"
 
 
@@ -224,7 +275,7 @@ def test_the_pku_rslm_claims_carry_the_authors_4m_character_requirement():
     ids = {c.id for c in C.load_claims() if c.requires}
     assert {"mslm.pku.unsup.mslm_over_rslm", "mslm.pku.light.mslm_over_rslm",
             "mslm.pku.light_selection_gain.rslm"} <= ids
-    assert all(i.startswith("mslm.pku.") for i in ids)
+    assert all(i.startswith("mslm.") for i in ids)
     # the paper's text number at rate 1e-3 is judged only on a cell trained at that rate
     assert "mslm.pku.unsup.mslm_lr1e-3" in ids
 
@@ -232,7 +283,7 @@ def test_the_pku_rslm_claims_carry_the_authors_4m_character_requirement():
 def test_a_malformed_requirement_is_refused_with_file_and_line(tmp_path):
     path = tmp_path / "claims.csv"
     row = dict.fromkeys(C.FIELDS, "") | {"id": "x.1", "paper": "mmtnn", "table": "Table 3", "claim": "c",
-                                          "quantity": A, "requires": f"{A} >= 5"}   # no reason given
+                                          "kind": "finding", "quantity": A, "requires": f"{A} >= 5"}   # no reason
     pd.DataFrame([row]).to_csv(path, index=False)
     with pytest.raises(HanzilmError, match=r"claims.csv:2: claim x.1: requires .* is not like"):
         C.load_claims(path)
@@ -247,15 +298,11 @@ def test_a_paper_without_results_gets_a_sentence_instead_of_a_figure():
     assert fig is not None and dropped == 0
 
 
-def test_the_spread_tool_names_each_commits_seed():
-    import importlib.util
-
-    from hanzilm.paths import ROOT
-
-    spec = importlib.util.spec_from_file_location("claim_spread", ROOT / "tools" / "claim_spread.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    text = tool.describe(["a1", "b2", "c3"], [{0}, {0}, {1}], "cpu")
-    assert text.startswith("the range over 3 cpu trainings")
-    assert "seed 0 at a1, b2 (their code rounds differently); seed 1 at c3:" in text
-    assert "rounds differently" not in tool.describe(["a1", "c3"], [{0}, {1}], "cpu")
+def test_a_verdict_planted_in_a_page_is_found_and_the_registrys_own_are_not():
+    page = ("<p>The tensor layer adds 0.6 F1.</p>"
+            "<table class='hanzilm-claims'><tr><td>fails</td><td>within its spread</td></tr></table>"
+            "<p class='hanzilm-verdicts'>3 are reproduced, 2 hold.</p>"
+            f"{C.rules_html()}{C.summary_html(pd.DataFrame(columns=['paper', 'kind', 'verdict']), 'mmtnn')}")
+    assert C.stray_verdicts(page) == []
+    planted = page.replace("adds 0.6 F1.", "adds 0.6 F1, so the paper's gain is reproduced.")
+    assert C.stray_verdicts(planted) == ["The tensor layer adds 0.6 F1, so the paper's gain is reproduced."]

@@ -15,8 +15,8 @@
 # # Ablation: the scale of the sense weights α
 #
 # **The answer at this profile**: the evidence favours the Backpack {glue:text}`favoured`; {glue:text}`choice`.
-# Of the {glue:text}`n_findings` findings below, the unscaled Backpack holds {glue:text}`unscaled_holds` and the
-# scaled one {glue:text}`scaled_holds`; the scaled one is nearer the paper on {glue:text}`scaled_nearer` of the
+# Of the {glue:text}`n_findings` findings below, the registry's verdict is favourable for {glue:text}`unscaled_holds`
+# with the unscaled Backpack and for {glue:text}`scaled_holds` with the scaled one; the scaled one is nearer the paper on {glue:text}`scaled_nearer` of the
 # {glue:text}`n_compared` that have a paper value. Test perplexity: {glue:text}`unscaled_ppl:.2f` unscaled,
 # {glue:text}`scaled_ppl:.2f` scaled.
 #
@@ -38,7 +38,9 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
+from IPython.display import HTML
 
+from hanzilm import claims
 from hanzilm.notebook import glue_values, show, start
 from hanzilm.papers.backpack import alpha_scaling, experiment, trends
 from hanzilm.results import write_results
@@ -77,4 +79,4 @@ plt.show()
 # and the verdict for each variant.
 
 # %%
-show(alpha_scaling.comparison(findings).round(4))
+HTML(claims.verdicts_frame_html(alpha_scaling.comparison(findings).round(4)))

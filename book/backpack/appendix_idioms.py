@@ -84,7 +84,7 @@ overview = idioms.overview(results)
 overview
 
 # %%
-display(Markdown(idioms.verdict(overview, k)))
+display(Markdown(idioms.appendix_reading(overview, k)))
 
 # %% [markdown]
 # ## Reading the result
@@ -93,3 +93,14 @@ display(Markdown(idioms.verdict(overview, k)))
 # often, on our model, one sense alone already puts the target first, and how concentrated the target's logit is
 # on one sense. A small model that rarely completes idioms at all (see the full model's ranks) says little about
 # how a well-trained one composes them.
+
+# %% [markdown]
+# ## The paper's claims on this table
+#
+# Each claim the paper makes about Appendix B, judged on this run by the claims registry (the verdicts and their
+# rules: {doc}`../results_at_a_glance`):
+
+# %% tags=["hide-input"]
+from hanzilm import claims
+
+claims.show_table(profile, "backpack", "Appendix B")

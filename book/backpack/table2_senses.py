@@ -135,4 +135,15 @@ print(projection.side_by_side_text(tops, roles, paper.SENSE_CHARACTERS))
 # specialised than the paper's, so a row of the heatmap is a tendency, not a rule.
 
 # %%
-display(Markdown(projection.roles_verdict(rates, roles, model)))
+display(Markdown(projection.roles_reading(rates, roles, model)))
+
+# %% [markdown]
+# ## The paper's claims on this table
+#
+# Each claim the paper makes about Tables 2 and 7, judged on this run by the claims registry (the verdicts and their
+# rules: {doc}`../results_at_a_glance`):
+
+# %% tags=["hide-input"]
+from hanzilm import claims
+
+claims.show_table(profile, "backpack", "Tables 2 and 7")

@@ -95,7 +95,7 @@ plt.tight_layout()
 plt.show()
 
 # %%
-display(Markdown(amplify.table6_verdict(table6, targets)))
+display(Markdown(amplify.table6_reading(table6, targets)))
 
 # %% [markdown]
 # ## Table 11: greedy continuations
@@ -111,12 +111,20 @@ continuations.drop(columns="metric")
 # ## Reading the result
 #
 # The paper's claim: amplifying 沙 shifts the next-character distribution towards sand (撒 x2.13, 粒 x1.74)
-# and away from the sea (海 x0.62, 晒 x0.61), amplifying 滩 the other way. The list above gives our ratios and
-# whether the same ordering holds. The continuations are a qualitative check: a small model trained on news,
+# and away from the sea (海 x0.62, 晒 x0.61), amplifying 滩 the other way. The list above gives our ratios; the
+# registry's verdicts close the page. The continuations are a qualitative check: a small model trained on news,
 # laws and reviews continues 沙滩 in its own way, and the question is only whether the amplified character's
 # meaning shows in what follows.
 #
-# **On the `cpu` run this finding does not reproduce.** Amplifying 沙 four times *lowers* p(粒) by half and leaves
-# p(撒) about unchanged, while p(海) and p(晒) drop as in the paper; amplifying 滩 raises p(粒) as well as p(海)
-# and p(晒) (the computed lines above give the ratios). Only the sea side of the paper's pattern holds, and 粒
-# moves the wrong way under both multipliers. The prompts were fixed before this result was seen and not changed.
+# The prompts were fixed before any result was seen and not changed.
+
+# %% [markdown]
+# ## The paper's claims on this table
+#
+# Each claim the paper makes about Table 6, judged on this run by the claims registry (the verdicts and their
+# rules: {doc}`../results_at_a_glance`):
+
+# %% tags=["hide-input"]
+from hanzilm import claims
+
+claims.show_table(profile, "backpack", "Table 6")

@@ -17,7 +17,7 @@
 # The data-statistics tables of the papers, computed from the files we actually train and test on, beside
 # the official figures of the same data: the SIGHAN 2005 bakeoff sets of Pei et al. (2014, Table 1), the SNLM
 # splits of Downey et al. (2021, Table 1), and the composition of our pretraining corpus for the Backpack
-# chapter. The papers' own Table 1 cells did not survive the text conversion, so the "paper" column holds
+# chapter. The papers' own Table 1 cells did not survive the text conversion, so the "paper" column has
 # the official release figures (each row names its source).
 
 # %% tags=["parameters"]

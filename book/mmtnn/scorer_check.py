@@ -16,7 +16,7 @@
 # # The scorer, checked against the official script
 #
 # Every F1 of this chapter and of the segmental-LM chapter comes from `hanzilm score` (`hanzilm.eval.sighan`).
-# By default it reproduces the bakeoff's official scorer, the perl script `scripts/score` of icwb2-data, to every
+# By default it matches the bakeoff's official scorer, the perl script `scripts/score` of icwb2-data, to every
 # digit the script prints. The script reads gold and test line by line; for each line it writes the gold and the
 # test words one per line to two files, runs `diff -y` on them (GNU diff's side-by-side output) and counts
 # what diff marks: ` | ` a substitution, ` > ` an insertion, ` < ` a deletion; the left-hand word of each line,

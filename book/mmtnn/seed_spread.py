@@ -15,7 +15,7 @@
 # # How much the gains move: other seeds, other test sentences
 #
 # The paper states its gains from one run per model: +0.6 F1 from tag embeddings, +0.6 from the tensor layer
-# (Table 3), +0.5 from pre-training (Table 5), +1.2 and +2.3 from bigrams (Table 6). Whether ours confirm them
+# (Table 3), +0.5 from pre-training (Table 5), +1.2 and +2.3 from bigrams (Table 6). What ours say about them
 # depends on how much a gain moves for reasons that have nothing to do with the models' design. Two are measured
 # here, on every run:
 #

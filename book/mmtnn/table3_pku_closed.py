@@ -19,7 +19,7 @@
 # (no transition matrix) and MMTNN (tag embedding plus the factorised tensor layer). All neural models are trained
 # max-margin with the same hyperparameters (window 5, 25-dimensional embeddings, 50 hidden units, r = 10,
 # AdaGrad 0.2, kappa 0.2, L2 1e-4, minibatches of 20 sentences); the epoch with the best F1 on the last 10 % of
-# the training sentences is kept. Here each network's learning rate is chosen on that dev set too (below). Scores are the bakeoff's (`hanzilm score`, which reproduces the official script),
+# the training sentences is kept. Here each network's learning rate is chosen on that dev set too (below). Scores are the bakeoff's (`hanzilm score`, which matches the official script),
 # on the official test gold with the official training word list for OOV recall.
 #
 # **Training data is a stand-in**: People's Daily 1998-01 under its earlier annotation, not the official PKU

@@ -23,7 +23,7 @@
 #
 # The PKU models without pre-training are Table 3's (loaded, not retrained). **Training data are stand-ins**:
 # PKU trains on People's Daily 1998-01, MSR on a 3,999-sentence sample (4.6 %) of its official training set; MSR
-# numbers are therefore small-data numbers, not a reproduction of the full-data ones.
+# numbers are therefore small-data numbers, not the full-data setting's.
 
 # %% tags=["parameters"]
 profile = "cpu"
@@ -92,7 +92,7 @@ tables.metrics_pivot(table5, index=["dataset", "model"])
 # {glue:text}`msr_mmtnn_lead:+.1f` points without pre-training and {glue:text}`msr_mmtnn_lead_pre:+.1f` with it;
 # pre-training moves MMTNN's F by {glue:text}`msr_mmtnn_pretraining_gain:+.1f` and Zheng et al.'s by
 # {glue:text}`msr_nn_pretraining_gain:+.1f`.
-# The MSR rows are a small-data experiment, not a reproduction of the paper's MSR numbers.
+# The MSR rows are a small-data experiment, not the paper's MSR setting.
 
 
 # %% [markdown]

@@ -68,7 +68,7 @@ glue_values(tables.table6_numbers(ch, table6))
 # {glue:text}`pku_bigram_best_epoch` one. On MSR the gain is {glue:text}`msr_bigram_gain:+.1f` (paper
 # {glue:text}`paper_msr_bigram_gain:+.1f`), but the level, {glue:text}`msr_bigram_f1:.1f` vs the paper's
 # {glue:text}`paper_msr_bigram_f1:.1f`, is again that of a model trained on our 3,999-sentence sample (4.6 % of the
-# official training set), not a reproduction.
+# official training set), not the paper's setting.
 
 
 # %% [markdown]

@@ -1,28 +1,34 @@
-"""The papers' claims as data, and one verdict per claim on a run's results.
+"""The papers' claims as data, and one verdict per claim on a run's results: the book's only judge.
 
 `targets/claims.csv` holds every finding of the three papers a reader comes to check, one row each: where the
-paper makes it, the claim in the paper's words, and how it is checked on `results/<profile>/`:
+paper makes it (`cites`), the claim in the paper's words, and how it is checked on `results/<profile>/`:
 
+- `kind`: `finding` (a claim about the world) or `check` (a data-file or parameter count: that our copy of the
+  setting agrees with the paper's; counted apart from the findings).
 - `quantity`: an expression over *references* to result rows, written `{chapter/table:metric[key=value; ...]}`
   (each reference must select exactly one row of that results table), with `+ - * /`, `min`, `max`, `abs`.
-- `expect`: the direction the paper states, e.g. `> 0` (a gain), `< 1` (a ratio below one); empty for a
-  claim about a value alone.
+- `expect`: the direction the paper states, e.g. `> 0` (a gain), `< 1` (a ratio below one): a *comparative*
+  claim. Empty for a claim about a value alone, whose `better` says which way is better (`higher`, `lower`).
 - `paper_value`: the paper's value of the quantity; when empty, the same expression over the paper values that
   the results tables carry beside ours.
 - `tol`: how close to the paper's value counts as *reproduced* (absolute, or `N%` of the paper's value).
-- `noise`: the run-to-run spread of the quantity (a number, or an expression over references such as a seed
-  standard deviation), with `noise_source` saying where it was measured.
+- `noise`: the quantity's spread, a standard deviation: an expression over references to the rows a chapter
+  writes with `hanzilm.spread` on every run (seeds, or the bootstrap over test items), never a typed number; the
+  row's `source` column says how it was measured (`noise_source` where a row has none).
 - `untested`: why a claim cannot be tested at all (e.g. the data could not be obtained).
-- `requires`: what the run must reach before the claim says anything, and why, as `QUANTITY OP NUMBER | why`
-  (e.g. enough training characters for the model to have learned the skill the claim compares: "not tested
-  at this scale: ..."); short of it the verdict is *not tested*, the why followed by our value and the bar.
+- `requires`: the scale gate, what the run must reach before the claim says anything, and why, as
+  `QUANTITY OP NUMBER | why` (e.g. enough training characters for the model to have learned the skill the
+  claim compares, or enough seeds for a spread over them); short of it the claim is *inconclusive*, the why
+  (too small a scale, too few seeds) and our value beside the bar.
 - `independent`: `yes` when the quantity's sides are separate measurements (two models each scored on the same
   items), so that an equal value on both sides is a tie, an effect of zero, not one number copied into two rows.
 
-Verdicts: **reproduced** (within `tol` of the paper's value, in the stated direction), **holds** (the direction
-or ordering only), **fails**, **not tested** (with the reason). An effect within its noise does not hold; the
-same numbers used as evidence by two claims count once; a comparison whose two sides are the same number
-(two selections that picked the same checkpoints) tests nothing.
+Verdicts of a finding: **reproduced** (within `tol` of the paper's value, in the stated direction),
+**holds** (the direction or ordering only; or a value beyond the paper's on its better side), **inconclusive**
+(the effect is within `RESOLVES` times its measured spread, its spread is not measured, or the run is short of
+the claim's scale gate: the row says which), **fails** (contradicted beyond its spread), **not tested** (with
+the reason). A check *agrees* or *differs*. The same numbers used as evidence by two claims count once; a
+comparison whose two sides are the same number (two selections that picked the same checkpoints) tests nothing.
 """
 
 from __future__ import annotations
@@ -41,11 +47,15 @@ from .errors import HanzilmError
 from .results import TARGETS, read_results
 
 CLAIMS = TARGETS / "claims.csv"
-VERDICTS = ("reproduced", "holds", "fails", "not tested")
+VERDICTS = ("reproduced", "holds", "inconclusive", "fails", "not tested")   # of a finding
+CHECKS = ("agrees", "differs", "not tested")                                # of a check
+KINDS = ("finding", "check")
+# an effect resolves when it is more than twice its spread (a standard deviation) from the claim's bar
+RESOLVES = 2.0
 PAPERS = {"backpack": "Sun & Hewitt 2023 (Backpack)", "mslm": "Downey et al. 2021 (MSLM)",
           "mmtnn": "Pei, Ge & Chang 2014 (MMTNN)"}
-FIELDS = ("id", "paper", "table", "claim", "quantity", "expect", "paper_value", "tol", "noise", "noise_source",
-          "requires", "independent", "untested", "note")
+FIELDS = ("id", "paper", "table", "cites", "kind", "claim", "quantity", "expect", "better", "paper_value", "tol",
+          "noise", "noise_source", "requires", "independent", "untested", "note")
 
 _REF = re.compile(r"\{([^{}]+)\}")
 _EXPECT = re.compile(r"^\s*(>=|<=|>|<)\s*(-?[0-9.]+)\s*$")
@@ -104,7 +114,10 @@ class Claim:
     table: str
     claim: str
     quantity: str
+    cites: str = ""
+    kind: str = "finding"
     expect: str = ""
+    better: str = ""
     paper_value: str = ""
     tol: str = ""
     noise: str = ""
@@ -159,6 +172,13 @@ def load_claims(path: Path = CLAIMS) -> list[Claim]:
                 raise HanzilmError(f"{at}: claim {c.id} has neither a quantity nor a reason it is untested")
             if c.independent not in ("", "yes"):
                 raise HanzilmError(f"{at}: independent is 'yes' or empty, not {c.independent!r}")
+            if c.kind not in KINDS:
+                raise HanzilmError(f"{at}: kind is one of {', '.join(KINDS)}, not {c.kind!r}")
+            if c.better not in ("", "higher", "lower") or (c.better and c.expect):
+                raise HanzilmError(f"{at}: better is 'higher' or 'lower', and only for a claim without expect")
+            if c.noise and not _REF.search(c.noise):
+                raise HanzilmError(f"{at}: noise {c.noise!r} is a typed number: a spread is read from the results "
+                                   "(a reference to the rows hanzilm.spread writes)")
             if c.expect and not _EXPECT.match(c.expect):
                 raise HanzilmError(f"{at}: expect {c.expect!r} is not like '> 0'")
             if c.quantity:
@@ -191,17 +211,17 @@ def evaluate(profile: str, claims: list[Claim] | None = None,
             first = evidence_of.setdefault(values, (c.id, rows_used))
             if first[1] != rows_used:  # other rows holding the very same numbers: copies, not new evidence
                 r.update(verdict="not tested", why=f"the same numbers as claim {first[0]} (copied rows), counted there")
-        rows.append({"id": c.id, "paper": c.paper, "table": c.table, "claim": c.claim, **r, "note": c.note})
-    return pd.DataFrame(rows, columns=["id", "paper", "table", "claim", "verdict", "ours", "paper_value", "tol",
-                                       "spread", "evidence", "why", "note"])
+        rows.append({"id": c.id, "paper": c.paper, "table": c.table, "cites": c.cites, "kind": c.kind,
+                     "claim": c.claim, **r, "note": c.note})
+    return pd.DataFrame(rows, columns=["id", "paper", "table", "cites", "kind", "claim", "verdict", "ours",
+                                       "paper_value", "tol", "spread", "spread_source", "evidence", "why", "note"])
 
 
 def _require_tables(claims: list[Claim], tables: dict[str, pd.DataFrame], profile: str) -> None:
     """A table the registry reads that is absent altogether means a chapter has not been run at this profile (the
     results of `smoke` are not committed): its claims would read as "not tested" and its numbers drop out of the
     glance table without a word, so say so instead. A row a table lacks is a verdict, not this error."""
-    refs = [r for c in claims if not c.untested
-            for r in c.refs() + c.noise_refs() + (c.requirement_refs() if c.requires else [])]
+    refs = [r for c in claims if not c.untested for r in c.refs() + (c.requirement_refs() if c.requires else [])]
     absent = sorted({r.table for r in refs} - set(tables))
     if absent:
         chapters = sorted({t.split("/")[0] for t in absent})
@@ -212,35 +232,43 @@ def _require_tables(claims: list[Claim], tables: dict[str, pd.DataFrame], profil
 
 
 def counts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Verdict counts per paper (rows in PAPERS order, columns in VERDICTS order)."""
-    t = pd.crosstab(verdicts["paper"], verdicts["verdict"]).reindex(index=list(PAPERS), columns=list(VERDICTS))
+    """Verdict counts of the findings per paper (rows in PAPERS order, columns in VERDICTS order), and the checks
+    apart: how many agree with the paper's setting out of how many."""
+    findings = verdicts[verdicts["kind"] == "finding"]
+    t = pd.crosstab(findings["paper"], findings["verdict"]).reindex(index=list(PAPERS), columns=list(VERDICTS))
     t = t.fillna(0).astype(int)
-    t["claims"] = t.sum(axis=1)
+    t["findings"] = t.sum(axis=1)
+    checks = verdicts[verdicts["kind"] == "check"]
+    agree = checks[checks.verdict == "agrees"].groupby("paper").size().reindex(list(PAPERS)).fillna(0).astype(int)
+    total = checks.groupby("paper").size().reindex(list(PAPERS)).fillna(0).astype(int)
+    t["checks agreeing"] = [f"{a} of {n}" for a, n in zip(agree, total)]
     t.index = [PAPERS[p] for p in t.index]
     return t
 
 
 def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
-    out = {"ours": math.nan, "paper_value": math.nan, "tol": c.tol, "spread": math.nan, "evidence": "",
-           "why": "", "_evidence": None}
+    out = {"ours": math.nan, "paper_value": math.nan, "tol": c.tol, "spread": math.nan, "spread_source": "",
+           "evidence": "", "why": "", "_evidence": None}
     if c.untested:
         return {**out, "verdict": "not tested", "why": c.untested}
     at = f"claim {c.id}"
+    short = _short_of(c, tables, at) if c.kind == "finding" else ""
+    if short:
+        return {**out, "verdict": "inconclusive", "why": short}
     refs = c.refs()
     rows = [ref.row(tables, at) for ref in refs]
     missing = [str(ref) for ref, row in zip(refs, rows) if row is None or pd.isna(row["ours"])]
     if missing:
         return {**out, "verdict": "not tested", "why": f"not computed at profile {profile}: {', '.join(missing)}"}
-    short = _short_of(c, tables, at)
-    if short:
-        return {**out, "verdict": "not tested", "why": short}
     ours = [float(row["ours"]) for row in rows]
     papers = [float(row["paper"]) if "paper" in row and pd.notna(row["paper"]) else math.nan for row in rows]
     q = _compute(c.quantity, ours)
     pq = float(c.paper_value) if c.paper_value else _compute(c.quantity, papers)
     # whole numbers (counts, ranks) can agree by chance; two equal fractional values are one number copied
     copied = frozenset(v for v in ours if not v.is_integer())
-    out.update(ours=q, paper_value=pq, _evidence=(copied, frozenset(map(str, refs))) if copied else None,
+    spread, source = _spread(c, tables, at)
+    out.update(ours=q, paper_value=pq, spread=spread, spread_source=source,
+               _evidence=(copied, frozenset(map(str, refs))) if copied else None,
                evidence="; ".join(f"{ref.label} {_fmt(o)}" + (f" (paper {_fmt(p)})" if not math.isnan(p) else "")
                                   for ref, o, p in zip(refs, ours, papers)))
     same = [(i, j) for i in range(len(refs)) for j in range(i + 1, len(refs))
@@ -250,31 +278,60 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
         return {**out, "verdict": "not tested", "_evidence": None,
                 "why": f"both sides are the same number, {_fmt(ours[i])}: one is a copy of the other (see the "
                        "evidence), so the claim tests nothing"}
-    spread = _spread(c, tables, at)
-    out["spread"] = spread
-    direction = None
-    if c.expect:
-        op, threshold = _EXPECT.match(c.expect).groups()
-        direction = _COMPARE[op](q, float(threshold))
-        if not math.isnan(spread) and abs(q - float(threshold)) <= spread:
-            return {**out, "verdict": "fails",
-                    "why": f"within noise: the effect {_fmt(q - float(threshold))} is no larger than the run-to-run "
-                           f"spread {_fmt(spread)} ({c.noise_source or 'see noise'})"}
-    within = _within(q, pq, c.tol)
-    edge = _near_edge(q, pq, c.tol, spread)
-    if within and direction is not False:
-        why = f"equals the paper's {_fmt(pq)}" if float(c.tol.rstrip("%")) == 0 else f"within {c.tol} of the paper's {_fmt(pq)}"
-        return {**out, "verdict": "reproduced", "why": why + edge}
-    if direction:
-        why = f"{c.expect.strip()} as the paper states" + (
-            f"; the paper's value {_fmt(pq)} is not within {c.tol}" if c.tol and not math.isnan(pq) else "") + (
-            "; one run, its spread not measured" if not c.noise else "")
-        return {**out, "verdict": "holds", "why": why}
-    if direction is False:
-        return {**out, "verdict": "fails", "why": f"ours is {_fmt(q)}, not {c.expect.strip()}"}
+    if c.kind == "check":
+        return {**out, **_check(q, pq, c.tol)}
+    judged = _comparative(c, q, pq, spread, source) if c.expect else _value_claim(c, q, pq, spread)
+    return {**out, **judged}
+
+
+def _check(q: float, pq: float, tol: str) -> dict:
     if math.isnan(pq):
-        return {**out, "verdict": "not tested", "why": "the paper's value was not recovered"}
-    return {**out, "verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}{edge}"}
+        return {"verdict": "not tested", "why": "the paper's value was not recovered"}
+    if _within(q, pq, tol):
+        return {"verdict": "agrees", "why": f"within {tol} of the paper's {_fmt(pq)}"}
+    return {"verdict": "differs", "why": f"ours {_fmt(q)}, the paper's {_fmt(pq)} (tolerance {tol})"}
+
+
+def _comparative(c: Claim, q: float, pq: float, spread: float, source: str) -> dict:
+    """A direction the paper states (`expect`): resolved only beyond RESOLVES times the measured spread."""
+    op, bar = _EXPECT.match(c.expect).groups()
+    effect = q - float(bar)
+    if math.isnan(spread):
+        return {"verdict": "inconclusive",
+                "why": f"{_fmt(q)} ({c.expect.strip()} as the paper states: "
+                       f"{'yes' if _COMPARE[op](q, float(bar)) else 'no'}), but its spread is not measured at "
+                       "this profile"}
+    if abs(effect) <= RESOLVES * spread:
+        return {"verdict": "inconclusive",
+                "why": f"within its spread: the effect {_fmt(effect)} is within {RESOLVES:g} × its sd "
+                       f"{_fmt(spread)} ({source})"}
+    if not _COMPARE[op](q, float(bar)):
+        return {"verdict": "fails", "why": f"contradicted: {_fmt(q)}, not {c.expect.strip()}, beyond "
+                                           f"{RESOLVES:g} × its sd {_fmt(spread)}"}
+    if _within(q, pq, c.tol):
+        why = f"within {c.tol} of the paper's {_fmt(pq)}"
+        return {"verdict": "reproduced", "why": why + _near_edge(q, pq, c.tol, spread)}
+    size = f"; the paper's value {_fmt(pq)} is not within {c.tol}" if c.tol and not math.isnan(pq) else ""
+    return {"verdict": "holds", "why": f"{c.expect.strip()} as the paper states, beyond {RESOLVES:g} × its sd{size}"}
+
+
+def _value_claim(c: Claim, q: float, pq: float, spread: float) -> dict:
+    """A value alone: within the tolerance, beyond the paper's on its better side, or off."""
+    if math.isnan(pq):
+        return {"verdict": "not tested", "why": "the paper's value was not recovered"}
+    if _within(q, pq, c.tol):
+        why = (f"equals the paper's {_fmt(pq)}" if float(c.tol.rstrip("%")) == 0
+               else f"within {c.tol} of the paper's {_fmt(pq)}")
+        return {"verdict": "reproduced", "why": why + _near_edge(q, pq, c.tol, spread)}
+    if (c.better == "higher" and q > pq) or (c.better == "lower" and q < pq):
+        return {"verdict": "holds", "why": f"{'above' if q > pq else 'below'} the paper's {_fmt(pq)} by "
+                                           f"{_fmt(abs(q - pq))}, on its better side, beyond {c.tol}"}
+    outside = abs(q - pq) - _bound(pq, c.tol)
+    if not math.isnan(spread) and outside <= RESOLVES * spread:
+        return {"verdict": "inconclusive", "why": f"outside {c.tol} of the paper's {_fmt(pq)} by {_fmt(outside)}, "
+                                                  f"within {RESOLVES:g} × its sd {_fmt(spread)}"}
+    return {"verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}"
+                                       + _near_edge(q, pq, c.tol, spread)}
 
 
 def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
@@ -285,14 +342,23 @@ def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
     quantity, op, threshold, why = requirement
     value = _value(quantity, c.requirement_refs(), tables, at)
     if math.isnan(value):
-        return f"{why}: not computed"
+        return f"not resolved at this profile: {why}: not computed"
     if _COMPARE[op](value, threshold):
         return ""
-    return f"{why}: ours {_fmt(value)}, needs {op} {_fmt(threshold)}"
+    return f"not resolved at this profile: {why}: ours {_fmt(value)}, needs {op} {_fmt(threshold)}"
 
 
-def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> float:
-    return abs(_value(c.noise, c.noise_refs(), tables, at)) if c.noise else math.nan
+def _spread(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> tuple[float, str]:
+    """The claim's spread on `tables` and how it was measured (the rows' `source`, else `noise_source`)."""
+    if not c.noise:
+        return math.nan, ""
+    refs = c.noise_refs()
+    if any(r.table not in tables for r in refs):  # the chapter ran before it measured this spread
+        return math.nan, ""
+    value = abs(_value(c.noise, refs, tables, at))
+    sources = [str(row["source"]) for row in (r.row(tables, at) for r in refs)
+               if row is not None and "source" in row and pd.notna(row["source"])]
+    return value, "; ".join(dict.fromkeys(sources)) or c.noise_source
 
 
 def quantity_of(c: Claim, tables: dict[str, pd.DataFrame]) -> float:
@@ -321,8 +387,8 @@ def _near_edge(q: float, pq: float, tol: str, spread: float) -> str:
     if abs(margin) >= spread:
         return ""
     side, other = ("inside", "outside") if margin >= 0 else ("outside", "inside")
-    return (f" ({side} it by {_fmt(abs(margin))}, less than the run-to-run spread {_fmt(spread)}: another training "
-            f"may fall {other})")
+    return (f" ({side} it by {_fmt(abs(margin))}, less than its sd {_fmt(spread)}: another training or test "
+            f"sample may fall {other})")
 
 
 def _within(q: float, pq: float, tol: str) -> bool:
@@ -382,31 +448,37 @@ def _fmt(x: float) -> str:
 # ------------------------------------------------------------------ the scorecard (glance page, chapter pages)
 
 CHAPTER_OF_TABLE = {"data/mmtnn_table1": "mmtnn", "data/mslm_table1": "mslm", "data/lm_corpus": "backpack"}
-_COLOURS = {"reproduced": "#1a7f37", "holds": "#0969da", "fails": "#cf222e", "not tested": "#6e7781"}
+_COLOURS = {"reproduced": "#1a7f37", "holds": "#0969da", "inconclusive": "#9a6700", "fails": "#cf222e",
+            "not tested": "#6e7781", "agrees": "#1a7f37", "differs": "#cf222e"}
 
 
 def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
-    """One paper's claims as a page-wide HTML table that wraps instead of overflowing: the table, the claim in
-    the paper's words (its evidence behind a click), the verdict, our and the paper's value of the quantity
-    checked, and why."""
+    """One paper's claims as a page-wide HTML table that wraps instead of overflowing: where the paper makes the
+    claim, the claim in its words (its evidence behind a click), the verdict, our and the paper's value of the
+    quantity checked, its measured spread and how it was measured, and why. The findings first, then the
+    checks."""
     from html import escape
 
     rows = []
-    for r in verdicts[verdicts.paper == paper].itertuples():
+    mine = verdicts[verdicts.paper == paper]
+    for r in pd.concat([mine[mine.kind == "finding"], mine[mine.kind == "check"]]).itertuples():
         evidence = f"<details><summary>evidence</summary>{escape(r.evidence)}</details>" if r.evidence else ""
         note = f"<br><span style='color:#57606a'>{escape(r.note)}</span>" if r.note else ""
+        check = "<br><span style='color:#57606a'>(a check)</span>" if r.kind == "check" else ""
+        spread = "" if math.isnan(r.spread) else (
+            f"± {_fmt(r.spread)}<br><span style='color:#57606a'>{escape(r.spread_source)}</span>")
         rows.append(
-            f"<tr><td>{escape(r.table)}</td><td>{escape(r.claim)}{note}{evidence}</td>"
-            f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b></td>"
+            f"<tr><td>{escape(r.cites or r.table)}</td><td>{escape(r.claim)}{note}{evidence}</td>"
+            f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b>{check}</td>"
             f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
             f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
-            f"<td>{escape(r.why)}</td></tr>")
-    widths = (8, 38, 13, 9, 9, 23)
+            f"<td>{spread}</td><td>{escape(r.why)}</td></tr>")
+    widths = (9, 31, 11, 7, 7, 13, 22)
     return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
             "font-size:0.82em;line-height:1.35'>"
             "<colgroup>" + "".join(f"<col style='width:{w}%'>" for w in widths) + "</colgroup>"
-            "<thead><tr><th>table</th><th>claim (the paper's words)</th><th>verdict</th><th>ours</th>"
-            "<th>paper</th><th>why</th></tr></thead>"
+            "<thead><tr><th>where</th><th>claim (the paper's words)</th><th>verdict</th><th>ours</th>"
+            "<th>paper</th><th>spread (sd)</th><th>why</th></tr></thead>"
             "<tbody style='vertical-align:top;overflow-wrap:break-word'>" + "".join(rows) + "</tbody></table>")
 
 
@@ -444,7 +516,88 @@ def comparison_figure(glance_table: pd.DataFrame, paper: str, band: float = 0.1)
 def long_table(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The verdicts as a results table (`write_results`): one row per claim, our value of its quantity."""
     return (verdicts.rename(columns={"paper": "chapter"}).assign(metric="quantity")
-            [["id", "chapter", "table", "verdict", "metric", "ours", "paper_value", "spread", "why"]])
+            [["id", "chapter", "table", "kind", "verdict", "metric", "ours", "paper_value", "spread", "why"]])
+
+
+# the registry's words: outside its own output (the `hanzilm-claims` tables, `hanzilm-verdicts` text) no page of
+# the book may use them, so that a verdict is stated in one place (`stray_verdicts`, tests/test_book.py)
+VERDICT_WORDS = re.compile(r"\b(reproduc\w*|holds?|hold(?:ing)?|inconclusive|fail(?:s|ed|ing)?|not tested|"
+                           r"confirm\w*|contradict\w*|refut\w*)\b", re.IGNORECASE)
+REGISTRY_CLASSES = ("hanzilm-claims", "hanzilm-verdicts")
+
+
+def stray_verdicts(html: str) -> list[str]:
+    """The sentences of a built page that use a verdict word outside the registry's output (its tables and
+    text carry REGISTRY_CLASSES): each is a verdict the page states on its own, or a word to rephrase."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.skip, self.depth, self.parts = 0, 0, []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in ("br", "img", "hr", "meta", "link", "input", "col", "wbr"):
+                return
+            self.depth += 1
+            classes = dict(attrs).get("class") or ""
+            if self.skip or any(c in classes.split() for c in REGISTRY_CLASSES) or tag in ("script", "style"):
+                self.skip += 1
+
+        def handle_endtag(self, tag):
+            if tag in ("br", "img", "hr", "meta", "link", "input", "col", "wbr"):
+                return
+            self.depth -= 1
+            if self.skip:
+                self.skip -= 1
+
+        def handle_data(self, data):
+            if not self.skip:
+                self.parts.append(data)
+
+    parser = Text()
+    parser.feed(html)
+    text = re.sub(r"\s+", " ", " ".join(parser.parts))
+    return [s.strip() for s in re.split(r"(?<=[.;:!?])\s+", text) if VERDICT_WORDS.search(s)]
+
+
+def verdicts_frame_html(frame: pd.DataFrame) -> str:
+    """A table of the registry's verdicts computed elsewhere (an ablation's findings) as registry output."""
+    return f"<div class='hanzilm-verdicts'>{frame.to_html(na_rep='')}</div>"
+
+
+def rules_html() -> str:
+    """The verdicts' rules, as the glance page states them (registry text: REGISTRY_CLASSES)."""
+    rules = {
+        "reproduced": "our value is within the stated tolerance of the paper's, in the paper's direction;",
+        "holds": "the direction or ordering the paper states holds, its size does not match; or a value lies beyond "
+                 "the paper's on its better side (a higher F1, a lower perplexity);",
+        "inconclusive": f"the evidence does not resolve the claim, and the row says why: the effect is within "
+                        f"{RESOLVES:g} times its measured spread; its spread is not measured at this profile; or the "
+                        "run is short of the scale (training characters) or the sample (seeds) the claim needs;",
+        "fails": f"the paper's direction is contradicted beyond {RESOLVES:g} times the spread, or a value is off the "
+                 "paper's on its worse side;",
+        "not tested": "with the reason (data that could not be obtained, a model not re-run, or two selections that "
+                      "picked the same checkpoints, so that one side is a copy of the other).",
+    }
+    items = "".join(f"<li><b style='color:{_COLOURS[v]}'>{v}</b>: {why}</li>" for v, why in rules.items())
+    return (f"<div class='hanzilm-verdicts'><p>A finding's verdict:</p><ul>{items}</ul><p><b>Checks</b> (data-file "
+            "and parameter counts: that our setting is the paper's) <i>agree</i> or <i>differ</i> and are counted "
+            "apart from the findings. The same numbers never count twice: a claim whose evidence is a copy of "
+            "another's is <i>not tested</i> and points to the claim that counted it.</p></div>")
+
+
+def summary_html(verdicts: pd.DataFrame, paper: str) -> str:
+    """One paper's verdict counts as a sentence (for its chapter's first page)."""
+    mine = verdicts[(verdicts.paper == paper) & (verdicts.kind == "finding")]
+    n = {v: int((mine.verdict == v).sum()) for v in VERDICTS}
+    checks = verdicts[(verdicts.paper == paper) & (verdicts.kind == "check")]
+    return (f"<p class='hanzilm-verdicts'>Of this paper's {len(mine)} findings in the claims registry, on this run "
+            f"{n['reproduced']} are reproduced, {n['holds']} hold (in direction, or beyond the paper's value on its "
+            f"better side), {n['inconclusive']} are inconclusive (within their measured spread, or not resolved at "
+            f"this profile), {n['fails']} fail and {n['not tested']} are not tested, each with its reason; "
+            f"{int((checks.verdict == 'agrees').sum())} of the {len(checks)} checks of the setting agree with the "
+            "paper's.</p>")
 
 
 def glue_pages(verdicts: pd.DataFrame) -> None:
@@ -454,11 +607,15 @@ def glue_pages(verdicts: pd.DataFrame) -> None:
     from myst_nb import glue
 
     for paper in PAPERS:
-        mine = verdicts[verdicts.paper == paper]
+        mine = verdicts[(verdicts.paper == paper) & (verdicts.kind == "finding")]
         for verdict in VERDICTS:
             glue(f"{paper}_{verdict.replace(' ', '_')}", int((mine.verdict == verdict).sum()), display=False)
         glue(f"{paper}_claims", len(mine), display=False)
+        checks = verdicts[(verdicts.paper == paper) & (verdicts.kind == "check")]
+        glue(f"{paper}_checks", len(checks), display=False)
+        glue(f"{paper}_checks_agreeing", int((checks.verdict == "agrees").sum()), display=False)
         glue(f"claims_{paper}", HTML(scorecard_html(verdicts, paper)), display=False)
+        glue(f"summary_{paper}", HTML(summary_html(verdicts, paper)), display=False)
 
 
 def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -> None:

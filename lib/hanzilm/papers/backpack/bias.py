@@ -213,7 +213,7 @@ def corpus_table(counts: pd.DataFrame) -> pd.DataFrame:
     return counts.melt(id_vars=["word"], var_name="metric", value_name="ours")
 
 
-def corpus_verdict(counts: pd.DataFrame, wide: pd.DataFrame) -> str:
+def corpus_reading(counts: pd.DataFrame, wide: pd.DataFrame) -> str:
     """Markdown: for the paper's four words, the corpus's pronoun counts beside our Backpack's bias ratio and
     the paper's model's."""
     paper = paper_table5().set_index(["word", "metric"]).paper
@@ -228,7 +228,7 @@ def corpus_verdict(counts: pd.DataFrame, wide: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def table5_verdict(wide: pd.DataFrame, sense: int) -> str:
+def table5_reading(wide: pd.DataFrame, sense: int) -> str:
     """Markdown: each paper word's ratios, and over the wider list how often removing the sense lowers it."""
     p = wide[wide.edit == PAPER_CHARACTER].set_index("word")
     a = wide[wide.edit == ALL_CHARACTERS]

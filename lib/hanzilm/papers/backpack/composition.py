@@ -301,11 +301,11 @@ def eq10_cosines(model: torch.nn.Module, vocab: CharVocab, lambdas: dict) -> pd.
     return pd.Series(cos).rename_axis(["type", "word"]).groupby("type").describe()[["count", "mean", "min"]]
 
 
-def table3_verdict(table: pd.DataFrame) -> str:
+def table3_reading(table: pd.DataFrame) -> str:
     """Markdown: the shares within 0.10 per type beside the paper's, and the order by stability."""
     t3 = table.set_index(["word_type", "metric"])["ours"]
     order = t3.xs("within_10pct", level="metric").sort_values(ascending=False)
     return ("- Share of (word, sense) ratios within 0.10: " + ", ".join(f"{t} {v:.1%}" for t, v in order.items()) +
             " (paper: idiom 84.9 %, compound 69.5 %, loanword 60.6 %); undefined (left out): " +
             ", ".join(f"{t} {t3[t, 'undefined_share']:.1%}" for t in order.index) + ".\n"
-            f"- Order by stability: {' > '.join(order.index)} (paper: idiom > compound > loanword).")
+            f"- Ours, most stable first: {' > '.join(order.index)} (paper: idiom > compound > loanword).")

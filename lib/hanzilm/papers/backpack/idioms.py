@@ -90,7 +90,7 @@ def appendix_table(results: dict[str, tuple[dict, pd.DataFrame]]) -> pd.DataFram
     return pd.DataFrame(long)
 
 
-def verdict(o: pd.DataFrame, k: int) -> str:
+def appendix_reading(o: pd.DataFrame, k: int) -> str:
     """Markdown: 画蛇添足's numbers, and over all idioms how often one sense alone puts the target first."""
     i = APPENDIX_IDIOM
     return (f"- 画蛇添足: p(足) = {o.loc[i, 'p_target']:.3f} (rank {int(o.loc[i, 'rank'])}); "

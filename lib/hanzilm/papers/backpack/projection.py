@@ -160,7 +160,7 @@ def side_by_side_text(tops: pd.DataFrame, roles: SenseRoles, characters: Sequenc
     return "\n".join(out)
 
 
-def roles_verdict(table: pd.DataFrame, roles: SenseRoles, model: str) -> str:
+def roles_reading(table: pd.DataFrame, roles: SenseRoles, model: str) -> str:
     """Markdown: the paper's senses' rates beside our composing and relating senses' (numbers from `table`)."""
     r = table.set_index(["model", "role", "metric"])["ours"]
     rates = roles.frequent_rates

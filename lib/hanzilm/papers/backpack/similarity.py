@@ -154,7 +154,7 @@ def paper_table4() -> pd.DataFrame:
     return paper[paper.paper_model.isin(PAPER_ROWS)]
 
 
-def table4_verdict(table: pd.DataFrame, sets: dict[str, Sequence]) -> str:
+def table4_reading(table: pd.DataFrame, sets: dict[str, Sequence]) -> str:
     """Markdown: per set and correlation, the best sense against GPT-2 and the fairer sense chosen elsewhere;
     the coverage."""
     t = table.set_index(["representation", "metric"])["ours"]
