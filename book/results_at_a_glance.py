@@ -73,3 +73,18 @@ claims.show_paper(verdicts, numbers, "mslm")
 
 # %% tags=["hide-input"]
 claims.show_paper(verdicts, numbers, "mmtnn")
+
+
+# %% [markdown]
+# ## How stable the verdicts are
+#
+# A verdict should not hang on the seed or on the CPU's arithmetic. Each replicate below is one chapter run
+# again differing only in that (`results/<profile>/replicates/<name>/`: `fp32`, in fp32 where the book's run
+# used bfloat16; `seed1`, every model from another seed), judged by the same registry with the replicate's tables
+# in place of the chapter's. A *flip* is a claim that reads reproduced or holds in one run and fails in the other.
+
+# %% tags=["hide-input"]
+stable = claims.stability(profile)
+write_results(claims.stability_long(stable), chapter="summary", name="stability", run=run,
+              notes="claims.stability(profile): each replicate's verdicts beside the book run's")
+HTML(claims.stability_html(stable))

@@ -1,6 +1,7 @@
 """The Backpack chapter contract: the chapter config composed from a profile, the store keys of the trained pair,
 training and loading through the chapter's store, and the tables the notebooks write."""
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from hanzilm.papers.backpack.cloze import ClozeCase, ClozeConfig
 from hanzilm.papers.backpack.common import SensesConfig
 from hanzilm.papers.backpack.data import SPECIALS, EncodedCorpus, encode_documents
 from hanzilm.papers.backpack.experiment import BackpackChapter, LMConfig
-from hanzilm.papers.backpack.gpt import GPT
+from hanzilm.papers.backpack.gpt import GPT, GPTConfig
 from hanzilm.store import Store, config_key
 from hanzilm.train import TrainConfig
 
@@ -160,3 +161,45 @@ def test_table5_lines_up_with_the_paper_rows():
     assert "- 士兵: GPT-2 0.00, projected 1.00; Backpack 2.00, sense 3 halved 3.00, removed 4.00 (not lower" in text
     assert "Wider list (1 words, sense 3 removed from every character): the bias ratio drops for 1" in text
 
+
+
+def test_table1_spread_is_paired_over_windows_and_cases():
+    ev = _evaluation({"gpt": [0, 1, 5, 0] * 10, "backpack": [0, 1, 5, 0] * 10}, {"gpt": 20.0, "backpack": 20.0})
+    windows = np.array([[100.0 + i, 50] for i in range(30)])
+    ev.perplexity["gpt"]["windows"] = windows
+    ev.perplexity["backpack"]["windows"] = windows + [[5.0, 0]]
+    sd = tables.table1_spread(ev).set_index("quantity")
+    assert list(sd.index) == ["t1.micro_ppl", "t1.cloze_top1", "t1.cloze_top3"]
+    # the same answers case by case: the paired difference never moves, whatever cases are drawn
+    assert sd.loc["t1.cloze_top1", "ours"] == 0 and sd.loc["t1.cloze_top3", "ours"] == 0
+    assert 0 < sd.loc["t1.micro_ppl", "ours"] < 0.01
+    assert sd.loc["t1.cloze_top1", "source"] == "bootstrap over 40 cloze cases (1,000 resamples)"
+    other = _evaluation({"gpt": [0, -1] * 20, "backpack": [-1, 0] * 20}, {"gpt": 20.0, "backpack": 20.0})
+    for m in ("gpt", "backpack"):
+        other.perplexity[m]["windows"] = windows
+    # each case changes sides: the difference of two accuracies of 1/2 moves by about 2 * sqrt(1/4 / 40)
+    assert tables.table1_spread(other).set_index("quantity").loc["t1.cloze_top1", "ours"] == pytest.approx(
+        2 * math.sqrt(0.25 / 40), rel=0.15)
+
+
+def test_pearson_from_summed_pairs_is_pearson():
+    from scipy import stats
+
+    from hanzilm.papers.backpack import similarity
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=50), rng.normal(size=50)
+    totals = similarity.pearson_sums(x, y).sum(0, keepdims=True)
+    assert similarity.pearson_of_totals(totals)[0] == pytest.approx(stats.pearsonr(x, y).statistic)
+
+
+def test_perplexity_windows_sum_to_its_total():
+    from hanzilm.papers.backpack.perplexity import perplexity
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, block_size=8, n_layer=1, n_head=1, n_embd=8))
+    tokens = np.random.default_rng(0).integers(0, 20, size=50)
+    r = perplexity(model, tokens, block_size=8, batch_size=4, windows=True)
+    assert r["windows"].shape == (7, 2) and r["windows"][:, 1].sum() == r["tokens"] == 49
+    assert r["windows"][:, 0].sum() / r["tokens"] == pytest.approx(r["nll"], rel=1e-6)
+    assert "windows" not in perplexity(model, tokens, block_size=8, batch_size=4)

@@ -306,3 +306,28 @@ def test_a_verdict_planted_in_a_page_is_found_and_the_registrys_own_are_not():
     assert C.stray_verdicts(page) == []
     planted = page.replace("adds 0.6 F1.", "adds 0.6 F1, so the paper's gain is reproduced.")
     assert C.stray_verdicts(planted) == ["The tensor layer adds 0.6 F1, so the paper's gain is reproduced."]
+
+
+def test_a_replicate_flip_is_counted(tmp_path, monkeypatch):
+    """A replicate's tables replace its chapter's; a claim read as holding in one run and failing in the other
+    is a flip, one that moves to or from inconclusive is not."""
+    from hanzilm import results
+
+    rows = pd.DataFrame([("A", "s1", "f1", 92.0, 90.5), ("B", "s1", "f1", 90.0, 90.0)],
+                        columns=["model", "selection", "metric", "ours", "paper"])
+    spread = pd.DataFrame([{"source": "sd over 3 seeds", "metric": "sd", "ours": 0.1}])
+    claim = _claim("{mmtnn/t:f1[model=A; selection=s1]} - {mmtnn/t:f1[model=B; selection=s1]}", id="t.h",
+                   expect="> 0", noise="{mmtnn/spread:sd}")
+    monkeypatch.setattr(C, "load_claims", lambda path=C.CLAIMS: [claim])
+    monkeypatch.setattr(results, "RESULTS", tmp_path)
+    replicate = tmp_path / "p" / C.REPLICATES / "fp32" / "mmtnn"
+    replicate.mkdir(parents=True)
+    tables = {"mmtnn/t": rows, "mmtnn/spread": spread}
+    spread.to_csv(replicate / "spread.csv", index=False)
+    rows.assign(ours=[88.0, 90.0]).to_csv(replicate / "t.csv", index=False)
+    got = C.stability("p", tables).set_index("id")
+    assert got.loc["t.h", "book"] == "holds" and got.loc["t.h", "replicate_verdict"] == "fails"
+    assert got.loc["t.h", "flip"] and got.loc["t.h", "moved"]
+    rows.assign(ours=[90.1, 90.0]).to_csv(replicate / "t.csv", index=False)
+    got = C.stability("p", tables).set_index("id")
+    assert got.loc["t.h", "replicate_verdict"] == "inconclusive" and not got.loc["t.h", "flip"]

@@ -14,13 +14,21 @@ from hanzilm import paths, versions
 SMOKE = paths.RESULTS / "smoke"
 
 
+def _advice(c: str, f: str) -> str:
+    v = versions.version(c)
+    known = {*versions.MEASURED_ANEW.get(c, {}).get(v, {}), *versions.table_fingerprints(SMOKE, c)}
+    tables = ", ".join(f'"{t}": "{fp}"' for t, fp in versions.table_fingerprints(SMOKE, c).items() if t in known)
+    return (f"\nchapter {c}: its smoke numbers (results/smoke/{c}/*.csv) changed under version {v}. If they are "
+            f"meant to change, add `{v + 1}: \"{f}\"` under \"{c}\" in lib/hanzilm/versions.py and re-run `make "
+            f"paper ONLY={c}/`; if the same models were only measured anew (a table added or re-measured, "
+            f"{', '.join(versions.TRAINING_TABLES[c]) or 'its training tables'} unchanged), record those tables under "
+            f"MEASURED_ANEW[\"{c}\"][{v}] instead (each table's fingerprint: {tables}); "
+            "if not, the change altered what the code computes.")
+
+
 def test_every_chapters_smoke_numbers_are_those_of_its_version():
     changed = versions.smoke_mismatches(SMOKE)
-    assert not changed, "".join(
-        f"\nchapter {c}: its smoke numbers (results/smoke/{c}/*.csv) changed under version {versions.version(c)}. "
-        f"If they are meant to change, add `{versions.version(c) + 1}: \"{f}\"` under \"{c}\" in "
-        f"lib/hanzilm/versions.py and re-run `make paper ONLY={c}/`; if not, the change altered what the code "
-        "computes." for c, f in changed.items())
+    assert not changed, "".join(_advice(c, f) for c, f in changed.items())
 
 
 def test_every_committed_cpu_result_was_made_by_its_chapters_current_version():
@@ -56,6 +64,29 @@ def test_a_changed_number_names_its_chapter(planted):
     assert set(versions.smoke_mismatches(planted)) == before | {"mmtnn"}
 
 
+def test_a_table_added_under_a_version_is_recorded_apart_and_then_held(planted, monkeypatch):
+    """A new measurement of the same models keeps the version (and so every stored model): the new table is
+    recorded on its own; changing it afterwards, or any older table, is a mismatch again."""
+    assert "mmtnn" not in versions.smoke_mismatches(planted)
+    added = planted / "mmtnn" / "extra.csv"
+    pd.DataFrame({"metric": ["sd"], "ours": [0.25]}).to_csv(added, index=False)
+    assert "mmtnn" in versions.smoke_mismatches(planted)
+    v = versions.version("mmtnn")
+    monkeypatch.setattr(versions, "MEASURED_ANEW", {"mmtnn": {v: {"extra.csv": versions.fingerprint([added])}}})
+    assert "mmtnn" not in versions.smoke_mismatches(planted)
+    pd.DataFrame({"metric": ["sd"], "ours": [0.5]}).to_csv(added, index=False)
+    assert "mmtnn" in versions.smoke_mismatches(planted)
+    added.unlink()  # a recorded table that is gone is a change too
+    assert "mmtnn" in versions.smoke_mismatches(planted)
+
+
+def test_a_chapters_training_tables_are_never_measured_anew():
+    for chapter, by_version in versions.MEASURED_ANEW.items():
+        for v, tables in by_version.items():
+            assert not set(tables) & set(versions.TRAINING_TABLES[chapter]), (chapter, v)
+    assert set(versions.TRAINING_TABLES) == set(versions.CHAPTERS)
+
+
 def test_a_page_timing_or_label_can_change_without_a_version(planted):
     """Only the numbers the code computes are fingerprinted: a notebook's layout, prose or plots (not in the
     tables), a run's timings, a stand-in label or a paper value may change freely."""
@@ -79,3 +110,16 @@ def test_a_result_of_another_version_is_stale(tmp_path):
     (tmp_path / "summary" / "claims.json").write_text(json.dumps({}))
     assert versions.stale_results(tmp_path) == {"mslm": ["mslm/table2.json (made by {'mslm': 0})"],
                                                  "summary": ["summary/claims.json (made by no version)"]}
+
+
+def test_tables_measured_anew_make_the_chapters_older_records_stale(tmp_path, monkeypatch):
+    """Measuring anew keeps the store key (`key`) but not the results records: the chapter's pages re-run."""
+    v = versions.version("mmtnn")
+    before, key = versions.recorded("mmtnn"), versions.key("mmtnn")
+    record = tmp_path / "mmtnn" / "table3.json"
+    record.parent.mkdir()
+    record.write_text(json.dumps({"chapter_versions": before}))
+    assert versions.stale_results(tmp_path) == {}
+    monkeypatch.setattr(versions, "MEASURED_ANEW", {"mmtnn": {v: {"gain_spread.csv": "0" * 64}}})
+    assert versions.key("mmtnn") == key and versions.recorded("mmtnn") != before
+    assert list(versions.stale_results(tmp_path)) == ["mmtnn"]

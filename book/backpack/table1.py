@@ -110,6 +110,16 @@ glue_values(tables.table1_numbers(table1, ev))
 display(Markdown(tables.table1_reading(table1)))
 
 # %% [markdown]
+# How far each comparison would move on another sample of the same kind: the bootstrap standard deviation of the
+# perplexity ratio over the test windows, and of the cloze differences over the cases, both models on the same
+# draw (`hanzilm.spread`); the claims registry judges each comparison against it.
+
+# %%
+show(write_results(tables.table1_spread(ev), chapter="backpack", name="table1_spread", run=run,
+                   datasets=[*lm_datasets, "wplc"],
+                   notes="paired bootstrap over test windows and cloze cases (hanzilm.spread)"))
+
+# %% [markdown]
 # The two models answer the same cases, so the cloze difference can be tested per case: how many cases
 # only the Backpack gets right, how many only GPT-2, and the exact two-sided sign test (McNemar) on those.
 

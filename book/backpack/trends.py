@@ -58,6 +58,9 @@ along = trends.along_training(ch, corpus, prof.name)
 table = write_results(trends.long_form(along), chapter="backpack",
                       name="trends", run=run, datasets=trends.DATASETS,
                       notes=trends.NOTES)
+write_results(trends.settled(along), chapter="backpack", name="trends_settled", run=run,
+              datasets=trends.DATASETS, notes="each claim's quantity at the last snapshot minus the one before: the "
+                                              "claims registry's scale gate")
 
 # %%
 fig = trends.figure(along)

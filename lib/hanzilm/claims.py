@@ -18,8 +18,10 @@ paper makes it (`cites`), the claim in the paper's words, and how it is checked 
 - `untested`: why a claim cannot be tested at all (e.g. the data could not be obtained).
 - `requires`: the scale gate, what the run must reach before the claim says anything, and why, as
   `QUANTITY OP NUMBER | why` (e.g. enough training characters for the model to have learned the skill the
-  claim compares, or enough seeds for a spread over them); short of it the claim is *inconclusive*, the why
-  (too small a scale, too few seeds) and our value beside the bar.
+  claim compares, enough seeds for a spread over them, or a quantity that no longer moves with training by
+  more than its spread); short of it the claim is *inconclusive*, the why (too small a scale, too few seeds) and
+  our value beside the bar. The why may quote result rows (`{chapter/table:metric[...]}`, e.g. our training
+  tokens beside the paper's).
 - `independent`: `yes` when the quantity's sides are separate measurements (two models each scored on the same
   items), so that an equal value on both sides is a tie, an effect of zero, not one number copied into two rows.
 
@@ -217,6 +219,52 @@ def evaluate(profile: str, claims: list[Claim] | None = None,
                                        "paper_value", "tol", "spread", "spread_source", "evidence", "why", "note"])
 
 
+# the replicates of a chapter's run (results/<profile>/replicates/<name>/<chapter>/*.csv): the same chapter run
+# again differing only in the CPU's arithmetic (fp32 where the book used bf16) or in the seed
+REPLICATES = "replicates"
+FAVOURABLE, UNFAVOURABLE = {"reproduced", "holds"}, {"fails"}
+
+
+def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Each replicate's verdicts beside the book run's, claim by claim, for the chapter it re-ran (the other
+    chapters' tables are the book run's): `flip` where one run says reproduced/holds and the other fails."""
+    from .results import RESULTS
+
+    tables = read_results(profile) if tables is None else tables
+    book = evaluate(profile, tables=tables).set_index("id")
+    rows = []
+    for chapter_dir in sorted((RESULTS / profile / REPLICATES).glob("*/*")):
+        name, chapter = chapter_dir.parent.name, chapter_dir.name
+        again = {**tables, **{f"{chapter}/{p.stem}": pd.read_csv(p) for p in sorted(chapter_dir.glob("*.csv"))}}
+        other = evaluate(profile, tables=again).set_index("id")
+        for i in book.index[book.paper == chapter]:
+            a, b = book.at[i, "verdict"], other.at[i, "verdict"]
+            rows.append({"replicate": name, "chapter": chapter, "id": i, "book": a, "replicate_verdict": b,
+                         "moved": a != b, "flip": {a, b} & FAVOURABLE != set() and {a, b} & UNFAVOURABLE != set()})
+    return pd.DataFrame(rows, columns=["replicate", "chapter", "id", "book", "replicate_verdict", "moved", "flip"])
+
+
+def stability_long(stable: pd.DataFrame) -> pd.DataFrame:
+    """`stability` as a results table (`write_results`): one row per replicate and claim, `ours` 1 on a flip."""
+    return stable.assign(metric="flip", ours=stable.flip.astype(int)).drop(columns=["flip"])
+
+
+def stability_html(stable: pd.DataFrame) -> str:
+    """Per replicate: its claims, how many verdicts moved and how many flipped; then every claim that moved."""
+    from html import escape
+
+    if stable.empty:
+        return "<p class='hanzilm-verdicts'>No replicate has been run at this profile.</p>"
+    summary = stable.groupby(["replicate", "chapter"]).agg(claims=("id", "size"), moved=("moved", "sum"),
+                                                           flips=("flip", "sum")).reset_index()
+    moved = stable[stable.moved]
+    rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}</td><td>{r.book}</td>"
+                   f"<td>{r.replicate_verdict}</td><td>{'flip' if r.flip else ''}</td></tr>" for r in moved.itertuples())
+    return (f"<div class='hanzilm-verdicts'>{summary.to_html(index=False)}"
+            "<table><thead><tr><th>replicate</th><th>claim</th><th>book</th><th>replicate</th><th></th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>")
+
+
 def _require_tables(claims: list[Claim], tables: dict[str, pd.DataFrame], profile: str) -> None:
     """A table the registry reads that is absent altogether means a chapter has not been run at this profile (the
     results of `smoke` are not committed): its claims would read as "not tested" and its numbers drop out of the
@@ -341,6 +389,7 @@ def _short_of(c: Claim, tables: dict[str, pd.DataFrame], at: str) -> str:
         return ""
     quantity, op, threshold, why = requirement
     value = _value(quantity, c.requirement_refs(), tables, at)
+    why = _REF.sub(lambda m: _fmt(_value(m.group(0), [Ref.parse(m.group(1), at)], tables, at)), why)
     if math.isnan(value):
         return f"not resolved at this profile: {why}: not computed"
     if _COMPARE[op](value, threshold):

@@ -14,6 +14,12 @@ with the chapter's cpu re-run. Two tests hold that rule (`tests/test_versions.py
 To bump a chapter: add `<version + 1>: "<the fingerprint the test prints>"` under it here, then re-run its
 notebooks at cpu (`make paper ONLY=<chapter>/`). The newest entry is the current version; older ones stay as
 the chapter's history.
+
+A new measurement of the same models (a results table added, or one measured anew by changed evaluation code,
+the tables of the chapter's training unchanged) is not a new version: each such table's own fingerprint goes
+under `MEASURED_ANEW[chapter][version]`, so the stored models keep their keys and only the pages re-run. A
+chapter's `TRAINING_TABLES` (its models' training outcomes: losses, dev scores) can never be measured anew:
+a change there is a change of the models, a new version.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ SMOKE_FINGERPRINTS: dict[str, dict[int, str]] = {
               2: "0e61f48ce3ba53c01d895716c4b2cd58e52acb1f7c6f40afb708d0664b435f8c",
               3: "fc842c74b6068e327ccaeac9d0b44d2c2804bf74e44e2ff8ed07934d2d84a2c3"},
 }
+# the tables a chapter's trained models are known by: their numbers change when the models do
+TRAINING_TABLES = {"data": (), "backpack": ("training.csv",), "mslm": ("lr_grid.csv",), "mmtnn": ("lr_grid.csv",)}
+# tables a version measured anew on its own models, after its fingerprint: {chapter: {version: {file: fp}}}
+MEASURED_ANEW: dict[str, dict[int, dict[str, str]]] = {}
 CHAPTERS = tuple(SMOKE_FINGERPRINTS)
 # results chapters made from every chapter's results (the claims' verdicts): they record all versions
 DERIVED = ("summary",)
@@ -51,11 +61,24 @@ def key(chapter: str) -> str:
     return f"{chapter}/v{version(chapter)}"
 
 
-def recorded(chapter: str) -> dict[str, int]:
-    """The versions a results record of `chapter` carries: its own, or every chapter's for a derived one."""
-    if chapter in DERIVED:
-        return {c: version(c) for c in CHAPTERS}
-    return {chapter: version(chapter)} if chapter in SMOKE_FINGERPRINTS else {}
+def recorded(chapter: str) -> dict[str, int | str]:
+    """The versions a results record of `chapter` carries: its own, or every chapter's for a derived one; with
+    the tables its version measured anew (`measured_anew`), so that its pages are re-run after them."""
+    chapters = CHAPTERS if chapter in DERIVED else [chapter] if chapter in SMOKE_FINGERPRINTS else []
+    out: dict[str, int | str] = {}
+    for c in chapters:
+        out[c] = version(c)
+        if measured_anew(c):
+            out[f"{c} measured anew"] = measured_anew(c)
+    return out
+
+
+def measured_anew(chapter: str) -> str:
+    """A short digest of the tables the current version measured anew ("" when none): it changes with them."""
+    tables = MEASURED_ANEW.get(chapter, {}).get(version(chapter), {})
+    if not tables:
+        return ""
+    return hashlib.sha256(json.dumps(tables, sort_keys=True).encode()).hexdigest()[:12]
 
 
 # what of a results table is not the code's numbers: the stand-in labels and the paper's values beside ours, and
@@ -90,10 +113,23 @@ def _rounded(cell: str) -> str:
 
 
 def smoke_mismatches(results: Path) -> dict[str, str]:
-    """{chapter: fingerprint now} for each chapter whose smoke tables under `results` (results/smoke: one folder
-    per chapter) no longer have the fingerprint recorded for its current version."""
-    now = {c: fingerprint((results / c).glob("*.csv")) for c in CHAPTERS}
-    return {c: f for c, f in now.items() if f != SMOKE_FINGERPRINTS[c][version(c)]}
+    """{chapter: what to record} for each chapter whose smoke tables under `results` (results/smoke: one folder
+    per chapter) no longer have the fingerprints recorded for its current version: the version's own tables
+    (every one not in MEASURED_ANEW) and each table measured anew apart."""
+    out = {}
+    for c in CHAPTERS:
+        added = MEASURED_ANEW.get(c, {}).get(version(c), {})
+        tables = sorted((results / c).glob("*.csv"))
+        base = fingerprint(t for t in tables if t.name not in added)
+        changed = {t.name: fingerprint([t]) for t in tables if t.name in added and fingerprint([t]) != added[t.name]}
+        if base != SMOKE_FINGERPRINTS[c][version(c)] or changed or set(added) - {t.name for t in tables}:
+            out[c] = base
+    return out
+
+
+def table_fingerprints(results: Path, chapter: str) -> dict[str, str]:
+    """{file: fingerprint} of each smoke table of `chapter` alone (what MEASURED_ANEW records)."""
+    return {t.name: fingerprint([t]) for t in sorted((results / chapter).glob("*.csv"))}
 
 
 def stale_results(results: Path) -> dict[str, list[str]]:

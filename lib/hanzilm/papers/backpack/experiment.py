@@ -253,7 +253,8 @@ def cloze_cases(ch: BackpackChapter, corpus: EncodedCorpus) -> list[ClozeCase]:
 
 
 def test_perplexity(model: torch.nn.Module, cfg: LMConfig, corpus: EncodedCorpus) -> dict[str, float]:
-    return perplexity(model, corpus.splits["test"], cfg.block_size, cfg.eval_batch_size, cfg.test_tokens or None)
+    return perplexity(model, corpus.splits["test"], cfg.block_size, cfg.eval_batch_size, cfg.test_tokens or None,
+                      windows=True)
 
 
 def evaluate(ch: BackpackChapter, corpus: EncodedCorpus, models: dict[str, torch.nn.Module],

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ... import spread
 from ...data.lexicon import Dictionary, is_han
 from ...data.vocab import CharVocab
 from .common import banned_ids
@@ -145,6 +146,17 @@ def composition_rate_table(roles: SenseRoles, dictionary: Dictionary, model: str
     rows += [{"model": model, "role": "", "sense": s, "metric": wide, "ours": roles.frequent_rates[s].mean()}
              for s in range(len(roles.frequent_rates))]
     return pd.DataFrame(rows)
+
+
+def roles_spread(roles: SenseRoles) -> pd.DataFrame:
+    """The bootstrap sd over the frequent characters (`hanzilm.spread`) of the composing sense's composition
+    rate over the relating sense's (the claims registry's `t2.composition_sense`; the senses stay the ones the
+    whole set singled out)."""
+    rates = roles.frequent_rates
+    items = np.stack([rates[roles.composing], rates[roles.relating]], axis=1)
+    ratio = lambda t: t[:, 0] / t[:, 1]  # noqa: E731
+    return pd.DataFrame([{"quantity": "t2.composition_sense", "metric": "sd", "ours": spread.bootstrap_sd(ratio, [items]),
+                          "source": spread.source(1, len(roles.frequent), "frequent characters")}])
 
 
 def side_by_side_text(tops: pd.DataFrame, roles: SenseRoles, characters: Sequence[str]) -> str:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import torch
 
+from ... import spread
 from ...results import paper_values
 from .backpack import BackpackConfig
 from .data import EncodedCorpus
@@ -110,6 +112,22 @@ def paper_table1() -> pd.DataFrame:
     return paper_values("backpack_table1.csv", keys={"model": "paper_model"},
                         metrics={"params_m": "params_m", "ppl": "test_ppl", "wplc_top1": "cloze_top1",
                                  "wplc_top3": "cloze_top3"})
+
+
+def table1_spread(ev: Evaluation) -> pd.DataFrame:
+    """The bootstrap sd of Table 1's comparisons (`hanzilm.spread`), paired: the perplexity ratio Backpack / GPT-2
+    over the test windows (both models' NLL of the same windows drawn), and the cloze accuracy differences over
+    the cases. `quantity` is the claims registry's id without `backpack.`."""
+    b, g = ev.perplexity["backpack"]["windows"], ev.perplexity["gpt"]["windows"]
+    ratio = lambda tb, tg: np.exp(tb[:, 0] / tb[:, 1] - tg[:, 0] / tg[:, 1])  # noqa: E731
+    rows = [{"quantity": "t1.micro_ppl", "source": spread.source(1, len(b), "test windows"), "metric": "sd",
+             "ours": spread.bootstrap_sd(ratio, [b, g])}]
+    for k, claim in ((1, "t1.cloze_top1"), (3, "t1.cloze_top3")):
+        hits = [np.array([[0 <= r["rank"] < k] for r in ev.cloze[m][1]], dtype=float) for m in ("backpack", "gpt")]
+        diff = lambda hb, hg: (hb[:, 0] - hg[:, 0]) / len(hits[0])  # noqa: E731
+        rows.append({"quantity": claim, "source": spread.source(1, len(hits[0]), "cloze cases"), "metric": "sd",
+                     "ours": spread.bootstrap_sd(diff, hits)})
+    return pd.DataFrame(rows)
 
 
 def paired_cloze(backpack_rows: list[dict], gpt_rows: list[dict], k: int) -> dict[str, float]:

@@ -43,11 +43,11 @@ class Finding:
 
 
 FINDINGS = (
-    Finding("Perplexity, Backpack / GPT-2 (Table 1)", ("t1.micro_ppl",), "test perplexity ratio"),
+    Finding("Perplexity, |Backpack / GPT-2 − 1| (Table 1)", ("t1.micro_ppl",), "distance of the ratio from 1"),
     Finding("Cloze top-1, Backpack − GPT-2 (Table 1)", ("t1.cloze_top1",), "accuracy difference"),
     Finding("Cloze top-3, Backpack − GPT-2 (Table 1)", ("t1.cloze_top3",), "accuracy difference"),
     Finding("Word similarity, Backpack sense − GPT-2 embedding (Table 4)",
-            ("t4.ws240.backpack_over_gpt2", "t4.ws297.backpack_over_gpt2"), "Spearman difference"),
+            ("t4.ws240.backpack_over_gpt2", "t4.ws297.backpack_over_gpt2"), "Pearson difference"),
     Finding("Bias drop from removing the gendered sense (Table 5)",
             ("t5.士兵.removal_lowers_bias", "t5.警察.removal_lowers_bias", "t5.演员.removal_lowers_bias",
              "t5.教师.removal_lowers_bias"), "1 − ratio after / before"),
@@ -169,6 +169,17 @@ def long_form(along: pd.DataFrame) -> pd.DataFrame:
     name_of = {c: f.name for f in FINDINGS for c in f.claims}
     t = along.assign(finding=along.claim.map(name_of), metric="quantity")
     return t[["finding", "claim", "step", "tokens", "paper_value", "metric", "ours"]].reset_index(drop=True)
+
+
+def settled(along: pd.DataFrame) -> pd.DataFrame:
+    """Per claim: how far its quantity moved over the last doubling of training (the last snapshot minus the one
+    before), long, for the claims registry's scale gate: a claim still moving by more than its spread is not
+    resolved at this scale."""
+    steps = sorted(along.step.unique())[-2:]
+    wide = along[along.step.isin(steps) & (along.claim != AGREEMENT)].pivot(index="claim", columns="step",
+                                                                            values="ours")
+    return pd.DataFrame({"claim": wide.index, "from_step": steps[0], "to_step": steps[-1], "metric": "last_change",
+                         "ours": (wide[steps[-1]] - wide[steps[0]]).values})
 
 
 def directions(along: pd.DataFrame) -> pd.DataFrame:
