@@ -94,6 +94,17 @@ table3 = write_results(composition.table3(per_sense, sets), chapter="backpack", 
                              "whose sense never weighs the word; Table 9 prompts + corpus windows")
 show(table3)
 
+# %% [markdown]
+# How far each Table 3 claim's quantity would move on another draw of words: its bootstrap standard deviation
+# over the drawn words of each type, each word with all its senses (`hanzilm.spread`), which the claims registry
+# judges the claim against.
+
+# %%
+show(write_results(composition.table3_spread(per_sense, sets), chapter="backpack", name="table3_spread", run=run,
+                   datasets=datasets,
+                   notes="bootstrap over the drawn words, within each word type, each word with all its senses "
+                         "(hanzilm.spread)"))
+
 # %%
 fig, ax = plt.subplots()
 for t, g in composition.drawn_only(per_sense, sets).groupby("type", sort=False):

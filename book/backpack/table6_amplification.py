@@ -72,6 +72,17 @@ table6.pivot_table(index="multipliers", columns="metric", values=["ours", "paper
 show(table6[table6.multipliers != "1,1"])
 
 # %% [markdown]
+# How far each Table 6 claim's quantity would move on another draw of prompts: its bootstrap standard deviation
+# over the prompts of Table 9, the same draw for every target and multipliers (`hanzilm.spread`), which the claims
+# registry judges the claim against.
+
+# %%
+show(write_results(amplify.table6_spread(per_prompt), chapter="backpack", name="table6_spread", run=run,
+                   datasets=datasets,
+                   notes="bootstrap over the prompts of Table 9, one draw for every target and multipliers "
+                         "(hanzilm.spread)"))
+
+# %% [markdown]
 # Per prompt (amplifying 沙 by 4), and the unamplified probabilities, to see whether a mean is carried by one
 # prompt:
 

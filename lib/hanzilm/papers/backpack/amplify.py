@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ... import spread
 from ...data.vocab import CharVocab
 from ...results import paper_values
 from .common import banned_ids, encode
@@ -139,3 +140,36 @@ def continuations(model: torch.nn.Module, vocab: CharVocab, n: int) -> pd.DataFr
             rows.append({"word": w, "multipliers": key, "metric": "continuation",
                          "ours": greedy(model, vocab, w, m, n), "paper": PAPER_CONTINUATIONS[(w, key)]})
     return pd.DataFrame(rows)
+
+
+# --- Table 6's spread ----------------------------------------------------------------------------------------
+# The claims' two groups of 沙滩's targets: sand-related and beach-related characters
+SAND, BEACH = ("撒", "粒", "堡", "丘", "石"), ("人", "球", "海", "晒")
+AMPLIFIED = {"t6.amplify_first": "4,1", "t6.amplify_second": "1,4"}   # claim (prefix left out): multipliers
+
+
+def table6_claim_values(per_prompt: pd.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Table 6's claims (the registry's `backpack.t6.*` quantities, its prefix left out) on draws of the prompts:
+    `weights` (draws, prompts in sorted order) says how often each prompt is drawn (all ones: the table itself).
+    A claim's quantity: under its multipliers, the mean over SAND of the ratio's weighted mean over the prompts
+    (Table 6's cell, as in `table6`) minus the same mean over BEACH. `per_prompt`: `target_ratios` of 沙滩."""
+    ratios = per_prompt.pivot(index="prompt", columns=["multipliers", "target"], values="ratio")
+    means = (weights @ ratios.to_numpy(float)) / weights.sum(axis=1, keepdims=True)
+    column = {key: j for j, key in enumerate(ratios.columns)}
+
+    def group(multipliers: str, targets: Sequence[str]) -> np.ndarray:
+        cols = [column.get((multipliers, t)) for t in targets]
+        return means[:, cols].mean(axis=1) if None not in cols else np.full(len(means), np.nan)
+
+    return {claim: group(m, SAND) - group(m, BEACH) for claim, m in AMPLIFIED.items()}
+
+
+def table6_spread(per_prompt: pd.DataFrame) -> pd.DataFrame:
+    """The bootstrap sd (`hanzilm.spread`) of each Table 6 claim's quantity (`table6_claim_values`) over the
+    prompts of Table 9: the prompts drawn again with replacement, one draw for every target and multipliers
+    (paired). `per_prompt`: `target_ratios` of 沙滩."""
+    n = per_prompt.prompt.nunique()
+    values = table6_claim_values(per_prompt, spread.draws(n))
+    src = spread.source(1, n, "prompts of Table 9 (one draw for every target and multipliers)")
+    return pd.DataFrame([{"quantity": q, "source": src, "metric": "sd", "ours": float(np.std(v, ddof=1))}
+                         for q, v in values.items()])

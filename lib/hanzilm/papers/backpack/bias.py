@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ... import spread
 from ...data.lexicon import professions
 from ...data.vocab import CharVocab
 from ...results import paper_values
@@ -139,21 +140,38 @@ def edits(vocab: CharVocab, text: CorpusText, cfg: SensesConfig) -> list[tuple[s
             + [(w, w, ALL_CHARACTERS) for w in wider])
 
 
+def bias_per_prompt(backpack: torch.nn.Module, gpt: torch.nn.Module, vocab: CharVocab,
+                    cases: Sequence[tuple[str, str, str]], sense: int,
+                    prompts: Sequence[str] = BIAS_PROMPTS) -> pd.DataFrame:
+    """Table 5's items: one row per (word, characters, edit) of `cases`, metric (METRICS: GPT-2 without and with
+    the nullspace projection, the Backpack without, with half and without `sense`) and prompt: the bias ratio."""
+    rows = []
+    for word, edit, scope in cases:
+        ratios = {"gpt2": gpt_bias(gpt, vocab, word, prompts),
+                  "gpt2_proj": gpt_bias(gpt, vocab, word, prompts, edit=edit, project=True),
+                  "backpack": backpack_bias(backpack, vocab, word, prompts),
+                  "half_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.5),
+                  "remove_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.0)}
+        rows += [{"word": word, "edit": scope, "characters": edit, "metric": m, "prompt": p, "ratio": r}
+                 for m, values in ratios.items() for p, r in zip(prompts, values)]
+    return pd.DataFrame(rows, columns=["word", "edit", "characters", "metric", "prompt", "ratio"])
+
+
+def bias_means(per_prompt: pd.DataFrame, text: CorpusText) -> pd.DataFrame:
+    """One row per (word, characters, edit) of `bias_per_prompt`: each metric's mean bias ratio over the prompts."""
+    rows = []
+    for (word, scope, edit), g in per_prompt.groupby(["word", "edit", "characters"], sort=False):
+        rows.append({"word": word, "edit": scope, "characters": edit, "corpus_count": text.count(word),
+                     **{m: g[g.metric == m].ratio.to_numpy().mean() for m in METRICS}})
+    return pd.DataFrame(rows, columns=["word", "edit", "characters", "corpus_count", *METRICS])
+
+
 def bias_ratios(backpack: torch.nn.Module, gpt: torch.nn.Module, vocab: CharVocab,
                 cases: Sequence[tuple[str, str, str]], sense: int, text: CorpusText,
                 prompts: Sequence[str] = BIAS_PROMPTS) -> pd.DataFrame:
     """One row per (word, characters, edit) of `cases`: the mean bias ratio over `prompts` of GPT-2 without and
     with the nullspace projection, and of the Backpack without, with half and without `sense` (METRICS)."""
-    rows = []
-    for word, edit, scope in cases:
-        rows.append({
-            "word": word, "edit": scope, "characters": edit, "corpus_count": text.count(word),
-            "gpt2": gpt_bias(gpt, vocab, word, prompts).mean(),
-            "gpt2_proj": gpt_bias(gpt, vocab, word, prompts, edit=edit, project=True).mean(),
-            "backpack": backpack_bias(backpack, vocab, word, prompts).mean(),
-            "half_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.5).mean(),
-            "remove_sense": backpack_bias(backpack, vocab, word, prompts, edit=edit, sense=sense, scale=0.0).mean()})
-    return pd.DataFrame(rows)
+    return bias_means(bias_per_prompt(backpack, gpt, vocab, cases, sense, prompts), text)
 
 
 def table5(wide: pd.DataFrame, sense: int) -> pd.DataFrame:
@@ -239,3 +257,47 @@ def table5_reading(wide: pd.DataFrame, sense: int) -> str:
                  f"{int((a.remove_sense < a.backpack).sum())}; median {a.backpack.median():.2f} -> "
                  f"{a.remove_sense.median():.2f} (GPT-2 {a.gpt2.median():.2f} -> projected {a.gpt2_proj.median():.2f}).")
     return "\n".join(lines)
+
+
+# --- Table 5's spread ----------------------------------------------------------------------------------------
+MOST_BIASED, LEAST_BIASED = ("士兵", "警察"), ("演员", "教师")   # the paper's Table 5, by its Backpack column
+
+
+def table5_claim_values(per_prompt: pd.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Table 5's claims (the registry's `backpack.t5.*` quantities, its prefix left out) on draws of the prompts:
+    `weights` (draws, prompts in sorted order) says how often each prompt is drawn (all ones: the table itself);
+    every bias ratio is the weighted mean over the prompts, as in `bias_means`. `per_prompt`: `bias_per_prompt`."""
+    ratios = per_prompt.pivot(index="prompt", columns=["metric", "word", "edit"], values="ratio")
+    if ratios.isna().any().any():
+        raise ValueError("bias ratios per prompt: not every (word, edit, metric) has every prompt")
+    means = (weights @ ratios.to_numpy(float)) / weights.sum(axis=1, keepdims=True)
+    column = {key: j for j, key in enumerate(ratios.columns)}
+
+    def v(metric, word, edit=PAPER_CHARACTER):
+        j = column.get((metric, word, edit))
+        return means[:, j] if j is not None else np.full(len(means), np.nan)
+
+    def drop(w):    # the share of the bias that removing the sense takes away
+        return 1 - v("remove_sense", w) / v("backpack", w)
+
+    words = [w for _, w in BIAS_WORDS]
+    return {**{f"t5.{w}.removal_lowers_bias": drop(w) for w in words},
+            "t5.halving_lowers_bias": sum((v("backpack", w) - v("half_sense", w)) / v("backpack", w) for w in words),
+            "t5.halving_less_than_removal": sum(v("half_sense", w) - v("remove_sense", w) for w in words) / len(words),
+            "t5.larger_drop_where_more_biased": (sum(drop(w) for w in MOST_BIASED) / len(MOST_BIASED)
+                                                 - sum(drop(w) for w in LEAST_BIASED) / len(LEAST_BIASED)),
+            "t5.better_than_gpt2": sum(v("remove_sense", w) / v("gpt2_proj", w) for w in words) / len(words),
+            "t5.second_approach_less_effective": sum(
+                (v("remove_sense", w) - v("remove_sense", w, ALL_CHARACTERS)) / v("backpack", w) for w in words)
+                / len(words)}
+
+
+def table5_spread(per_prompt: pd.DataFrame) -> pd.DataFrame:
+    """The bootstrap sd (`hanzilm.spread`) of each Table 5 claim's quantity (`table5_claim_values`) over the
+    prompts of Table 10: the prompts drawn again with replacement, the same draw for every word, metric and
+    edit (paired). `per_prompt`: `bias_per_prompt`."""
+    n = per_prompt.prompt.nunique()
+    values = table5_claim_values(per_prompt, spread.draws(n))
+    src = spread.source(1, n, "prompts of Table 10 (one draw for every word, metric and edit)")
+    return pd.DataFrame([{"quantity": q, "source": src, "metric": "sd", "ours": float(np.std(v, ddof=1))}
+                         for q, v in values.items()])

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ... import spread
 from ...data.corpus import load_lm_corpus
 from ...data.lexicon import cedict, compound_candidates, idioms, loanwords
 from ...data.vocab import CharVocab
@@ -309,3 +310,58 @@ def table3_reading(table: pd.DataFrame) -> str:
             " (paper: idiom 84.9 %, compound 69.5 %, loanword 60.6 %); undefined (left out): " +
             ", ".join(f"{t} {t3[t, 'undefined_share']:.1%}" for t in order.index) + ".\n"
             f"- Ours, most stable first: {' > '.join(order.index)} (paper: idiom > compound > loanword).")
+
+
+# --- Table 3's spread ----------------------------------------------------------------------------------------
+def word_buckets(per_sense: pd.DataFrame, sets: WordSets) -> pd.DataFrame:
+    """Table 3's items: per drawn word (type, word), how many of its senses fall in each variation bucket and
+    how many have a defined ratio. Table 3's shares are ratios of these counts summed over a type's words."""
+    rows = [{"type": t, "word": w, **bucket_counts(g.variation)}
+            for (t, w), g in drawn_only(per_sense, sets).groupby(["type", "word"], sort=False)]
+    out = pd.DataFrame(rows, columns=["type", "word", *BUCKETS, UNDEFINED])
+    out["defined"] = out[list(BUCKETS)].sum(axis=1)
+    return out
+
+
+def table3_claim_values(per_word: pd.DataFrame, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Table 3's claims (the registry's `backpack.t3.*` quantities, its prefix left out) on draws of the words:
+    `weights[type]` (draws, words of the type in `word_buckets` order) says how often each word is drawn (all
+    ones: the table itself). Per type, the share within 0.10 (`within_10pct`) and one minus the share beyond
+    0.20 (`stable_90pct`), each a ratio of summed counts as in `bucket_shares`; `order`: min(idiom - compound,
+    compound - loanword) of the shares within 0.10 (NaN unless all three types are weighted)."""
+    out, within = {}, {}
+    for kind, w in weights.items():
+        g = per_word[per_word.type == kind]
+        with np.errstate(invalid="ignore", divide="ignore"):            # a draw of words with no defined ratio
+            share = {b: (w @ g[b].to_numpy(float)) / (w @ g.defined.to_numpy(float)) for b in BUCKETS}
+        out[f"t3.{kind}.stable_90pct"] = 1 - share["beyond_20pct"]
+        out[f"t3.{kind}.within_10pct"] = within[kind] = share["within_10pct"]
+    if {"idiom", "compound", "loanword"} <= set(within):
+        out["t3.order"] = np.minimum(within["idiom"] - within["compound"], within["compound"] - within["loanword"])
+    else:
+        out["t3.order"] = np.full(len(next(iter(weights.values()))), np.nan)
+    return out
+
+
+def table3_spread(per_sense: pd.DataFrame, sets: WordSets) -> pd.DataFrame:
+    """The bootstrap sd (`hanzilm.spread`) of each Table 3 claim's quantity (`table3_claim_values`) over the
+    drawn words: the words of each type drawn again with replacement (within the type, as the types were
+    drawn apart), each word with all its senses; one draw of all three types for every quantity (paired). A
+    type with fewer than two words gives NaN."""
+    per_word = word_buckets(per_sense, sets)
+    sizes = {kind: int((per_word.type == kind).sum()) for kind in sets.words}
+    weights = {kind: spread.draws(n, seed=spread.SEED + i) if n >= 2 else np.full((spread.RESAMPLES, n), np.nan)
+               for i, (kind, n) in enumerate(sizes.items())}           # each type its own stream of draws
+    sources = {f"t3.{kind}.{claim}": spread.source(1, n, f"drawn {kind} words (each with all its senses)")
+               for kind, n in sizes.items() for claim in ("stable_90pct", "within_10pct")}
+    sources["t3.order"] = spread.source(1, sum(sizes.values()), "drawn words, within each type (each with all its "
+                                                                "senses)")
+    return pd.DataFrame([{"quantity": q, "source": sources[q], "metric": "sd", "ours": _sd(v)}
+                         for q, v in table3_claim_values(per_word, weights).items()])
+
+
+def _sd(values: np.ndarray) -> float:
+    """The sd over the draws that give a value (a share is undefined on a draw of words none of whose senses
+    has a defined ratio); NaN with fewer than two."""
+    v = values[~np.isnan(values)]
+    return float(np.std(v, ddof=1)) if len(v) >= 2 else float("nan")
