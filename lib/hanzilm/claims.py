@@ -301,13 +301,12 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
         return {**out, "verdict": "not tested", "why": c.untested}
     at = f"claim {c.id}"
     short = _short_of(c, tables, at) if c.kind == "finding" else ""
-    if short:
-        return {**out, "verdict": "inconclusive", "why": short}
     refs = c.refs()
     rows = [ref.row(tables, at) for ref in refs]
     missing = [str(ref) for ref, row in zip(refs, rows) if row is None or pd.isna(row["ours"])]
     if missing:
-        return {**out, "verdict": "not tested", "why": f"not computed at profile {profile}: {', '.join(missing)}"}
+        return {**out, "verdict": "inconclusive", "why": short} if short else {
+            **out, "verdict": "not tested", "why": f"not computed at profile {profile}: {', '.join(missing)}"}
     ours = [float(row["ours"]) for row in rows]
     papers = [float(row["paper"]) if "paper" in row and pd.notna(row["paper"]) else math.nan for row in rows]
     q = _compute(c.quantity, ours)
@@ -328,6 +327,8 @@ def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
                        "evidence), so the claim tests nothing"}
     if c.kind == "check":
         return {**out, **_check(q, pq, c.tol)}
+    if short:
+        return {**out, "verdict": "inconclusive", "why": short}
     judged = _comparative(c, q, pq, spread, source) if c.expect else _value_claim(c, q, pq, spread)
     return {**out, **judged}
 
