@@ -331,3 +331,18 @@ def test_a_replicate_flip_is_counted(tmp_path, monkeypatch):
     rows.assign(ours=[90.1, 90.0]).to_csv(replicate / "t.csv", index=False)
     got = C.stability("p", tables).set_index("id")
     assert got.loc["t.h", "replicate_verdict"] == "inconclusive" and not got.loc["t.h", "flip"]
+
+
+def test_a_scale_gate_quotes_the_rows_its_why_names():
+    """The Backpack's gate: a quantity still moving over the last doubling of training by more than twice its sd
+    is inconclusive, and the why says how many tokens we trained on."""
+    rows = [("A", "s1", "f1", 0.3, None), ("A", "s1", "change", 0.2, None), ("A", "s1", "tokens_m", 6.144, None)]
+    requires = ("abs({ch/t:change[model=A; selection=s1]}) - 2 * {ch/spread:sd} < 0 | too small a scale: still "
+                "moving (ours {ch/t:tokens_m[model=A; selection=s1]} M tokens)")
+    claim = _claim(A, expect="> 0", noise=SD, requires=requires)
+    got = C.evaluate("p", [claim], _table_with_spread(rows, 0.05)).iloc[0]
+    assert got.verdict == "inconclusive" and got.ours == pytest.approx(0.3)
+    assert got.why == ("not resolved at this profile: too small a scale: still moving (ours 6.14 M tokens): "
+                       "ours 0.1, needs < 0")
+    settled = C.evaluate("p", [claim], _table_with_spread(rows, 0.11)).iloc[0]
+    assert settled.verdict == "holds"

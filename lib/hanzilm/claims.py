@@ -259,7 +259,8 @@ def stability_html(stable: pd.DataFrame) -> str:
                                                            flips=("flip", "sum")).reset_index()
     moved = stable[stable.moved]
     rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}</td><td>{r.book}</td>"
-                   f"<td>{r.replicate_verdict}</td><td>{'flip' if r.flip else ''}</td></tr>" for r in moved.itertuples())
+                   f"<td>{r.replicate_verdict}</td><td>{'flip' if r.flip else ''}</td></tr>"
+                   for r in moved.itertuples())
     return (f"<div class='hanzilm-verdicts'>{summary.to_html(index=False)}"
             "<table><thead><tr><th>replicate</th><th>claim</th><th>book</th><th>replicate</th><th></th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div>")

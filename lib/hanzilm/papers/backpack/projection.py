@@ -155,7 +155,8 @@ def roles_spread(roles: SenseRoles) -> pd.DataFrame:
     rates = roles.frequent_rates
     items = np.stack([rates[roles.composing], rates[roles.relating]], axis=1)
     ratio = lambda t: t[:, 0] / t[:, 1]  # noqa: E731
-    return pd.DataFrame([{"quantity": "t2.composition_sense", "metric": "sd", "ours": spread.bootstrap_sd(ratio, [items]),
+    sd = spread.bootstrap_sd(ratio, [items])
+    return pd.DataFrame([{"quantity": "t2.composition_sense", "metric": "sd", "ours": sd,
                           "source": spread.source(1, len(roles.frequent), "frequent characters")}])
 
 
