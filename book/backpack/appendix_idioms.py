@@ -99,8 +99,7 @@ display(Markdown(idioms.appendix_reading(overview, k)))
 #
 # Each claim the paper makes about Appendix B, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Appendix B")
+#
+# ```{glue} claims_backpack_appB
+# :doc: /results_at_a_glance.ipynb
+# ```

@@ -159,8 +159,7 @@ tables.cloze_examples(ev).head(8)
 #
 # Each claim the paper makes about Table 1, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Table 1")
+#
+# ```{glue} claims_backpack_t1
+# :doc: /results_at_a_glance.ipynb
+# ```

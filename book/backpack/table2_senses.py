@@ -151,8 +151,7 @@ display(Markdown(projection.roles_reading(rates, roles, model)))
 #
 # Each claim the paper makes about Tables 2 and 7, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Tables 2 and 7")
+#
+# ```{glue} claims_backpack_t2
+# :doc: /results_at_a_glance.ipynb
+# ```

@@ -154,8 +154,7 @@ display(Markdown(composition.table3_reading(table3)))
 #
 # Each claim the paper makes about Table 3, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Table 3")
+#
+# ```{glue} claims_backpack_t3
+# :doc: /results_at_a_glance.ipynb
+# ```

@@ -122,8 +122,7 @@ glue_values({"vocab_size": len(vocab)})
 #
 # Each claim the paper makes about Table 4, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Table 4")
+#
+# ```{glue} claims_backpack_t4
+# :doc: /results_at_a_glance.ipynb
+# ```

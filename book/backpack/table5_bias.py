@@ -152,8 +152,7 @@ display(Markdown(bias.corpus_reading(counts, wide)))
 #
 # Each claim the paper makes about Table 5, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Table 5")
+#
+# ```{glue} claims_backpack_t5
+# :doc: /results_at_a_glance.ipynb
+# ```

@@ -134,8 +134,7 @@ continuations.drop(columns="metric")
 #
 # Each claim the paper makes about Table 6, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "backpack", "Table 6")
+#
+# ```{glue} claims_backpack_t6
+# :doc: /results_at_a_glance.ipynb
+# ```

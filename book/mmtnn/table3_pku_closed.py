@@ -173,8 +173,7 @@ tables.by_epoch(curves)
 #
 # Each claim the paper makes about Table 3, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`), with the spread each is judged against ({doc}`seed_spread`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "mmtnn", "Table 3")
+#
+# ```{glue} claims_mmtnn_t3
+# :doc: /results_at_a_glance.ipynb
+# ```

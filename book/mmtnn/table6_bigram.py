@@ -76,8 +76,7 @@ glue_values(tables.table6_numbers(ch, table6))
 #
 # Each claim the paper makes about Table 6, judged on this run by the claims registry (the verdicts and their
 # rules: {doc}`../results_at_a_glance`), with the spread each is judged against ({doc}`seed_spread`):
-
-# %% tags=["hide-input"]
-from hanzilm import claims
-
-claims.show_table(profile, "mmtnn", "Table 6")
+#
+# ```{glue} claims_mmtnn_t6
+# :doc: /results_at_a_glance.ipynb
+# ```

@@ -143,9 +143,10 @@ plt.tight_layout()
 # The claims registry's rows for Table 2 (every claim of the paper is on {doc}`../results_at_a_glance`): each
 # ordering or gain the paper states, checked on the medians above, with the seed spread where a cell has
 # several seeds. A lightly supervised claim whose numbers are copies of the unsupervised ones counts once.
-
-# %%
-claims.show_table(profile, "mslm", "Table 2")
+#
+# ```{glue} claims_mslm_t2
+# :doc: /results_at_a_glance.ipynb
+# ```
 
 # %% [markdown]
 # ## The paper at our learning rate

@@ -667,6 +667,7 @@ def glue_pages(verdicts: pd.DataFrame) -> None:
         glue(f"{paper}_checks_agreeing", int((checks.verdict == "agrees").sum()), display=False)
         glue(f"claims_{paper}", HTML(scorecard_html(verdicts, paper)), display=False)
         glue(f"summary_{paper}", HTML(summary_html(verdicts, paper)), display=False)
+    glue_table_pages(verdicts)
 
 
 def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -> None:
@@ -685,12 +686,20 @@ def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -
         display(Markdown(f"({dropped} of its numbers are zero or negative and left off the log axes.)"))
 
 
-def show_table(profile: str, paper: str, table: str) -> None:
-    """On a chapter page: the registry's claims about one of the paper's tables, evaluated on the profile's
-    results (all claims are evaluated, so copied evidence is judged as on the glance page; the chapters after this
-    one may not have run yet)."""
-    from IPython.display import HTML, display
+def pages_of(table: str) -> set[str]:
+    """The table pages a claim belongs on, from the registry's `table` label: "Tables 3 and 5" -> {"t3", "t5"},
+    "Appendix B" -> {"appB"}."""
+    return {f"t{n}" for n in re.findall(r"\d+", table.split("/")[0])} | ({"appB"} if "Appendix B" in table else set())
 
-    verdicts = evaluate(profile, require_all=False)
-    mine = verdicts[(verdicts.paper == paper) & verdicts.table.str.contains(rf"\b{re.escape(table)}\b")]
-    display(HTML(scorecard_html(mine, paper)))
+
+def glue_table_pages(verdicts: pd.DataFrame) -> None:
+    """Glue each table page's claims (`claims_<paper>_<page>`, e.g. claims_mmtnn_t3): the pages paste them from
+    this notebook, so that a changed claim or verdict re-runs the glance page alone, never a chapter."""
+    from IPython.display import HTML
+    from myst_nb import glue
+
+    for paper in PAPERS:
+        mine = verdicts[verdicts.paper == paper]
+        for page in sorted(set().union(*map(pages_of, mine.table))):
+            rows = mine[mine.table.map(lambda t: page in pages_of(t))]
+            glue(f"claims_{paper}_{page}", HTML(scorecard_html(rows, paper)), display=False)
