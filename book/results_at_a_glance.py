@@ -22,6 +22,8 @@ profile = "cpu"
 seed = 0
 
 # %% tags=["hide-input"]
+from IPython.display import HTML
+
 from hanzilm import claims
 from hanzilm.notebook import start
 from hanzilm.results import glance, write_results
@@ -31,7 +33,7 @@ verdicts = claims.evaluate(profile)
 write_results(claims.long_table(verdicts), chapter="summary",
               name="claims", run=run, notes="claims.evaluate(profile)")
 claims.glue_pages(verdicts)
-claims.counts(verdicts)
+HTML(claims.counts_html(verdicts))
 
 # %% [markdown]
 # Each claim (the papers' headline findings, each ordering their tables state and each claim of their text) is
@@ -43,8 +45,6 @@ claims.counts(verdicts)
 # larger noise; each row names its source.
 
 # %% tags=["hide-input"]
-from IPython.display import HTML
-
 HTML(claims.rules_html())
 
 # %% [markdown]

@@ -295,6 +295,11 @@ def counts(verdicts: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
+def counts_html(verdicts: pd.DataFrame) -> str:
+    """`counts` as registry output (REGISTRY_CLASSES)."""
+    return f"<div class='hanzilm-verdicts'>{counts(verdicts).to_html()}</div>"
+
+
 def _judge(c: Claim, tables: dict[str, pd.DataFrame], profile: str) -> dict:
     out = {"ours": math.nan, "paper_value": math.nan, "tol": c.tol, "spread": math.nan, "spread_source": "",
            "evidence": "", "why": "", "_evidence": None}
