@@ -56,6 +56,17 @@ FINDINGS = (
             ("t3.compound.within_10pct", "t3.loanword.within_10pct", "t3.idiom.within_10pct"), "share"),
     Finding("Composition stability: share moving ≤ 20 % (Table 3)",
             ("t3.compound.stable_90pct", "t3.loanword.stable_90pct", "t3.idiom.stable_90pct"), "share"),
+    Finding("Stability order idiom > compound > loanword (Table 3)", ("t3.order",), "smaller share difference"),
+    Finding("Unstable words of Table 8 minus stable ones (Table 8)", ("t8.unstable_subset",), "share difference"),
+    Finding("Word similarity, each model's correlation (Table 4)",
+            ("t4.ws240.gpt2_value", "t4.ws240.backpack_value", "t4.ws297.gpt2_value", "t4.ws297.backpack_value"),
+            "Pearson"),
+    Finding("Halving the sense, and editing both characters (Table 5)",
+            ("t5.halving_lowers_bias", "t5.halving_less_than_removal", "t5.larger_drop_where_more_biased",
+             "t5.second_approach_less_effective"), "bias ratio difference"),
+    Finding("Debiased Backpack / projected GPT-2 (Table 5)", ("t5.better_than_gpt2",), "bias ratio ratio"),
+    Finding("Amplified: related minus unrelated characters (Table 6)", ("t6.amplify_first", "t6.amplify_second"),
+            "probability ratio difference"),
 )
 
 
