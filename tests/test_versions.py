@@ -112,14 +112,16 @@ def test_a_result_of_another_version_is_stale(tmp_path):
                                                  "summary": ["summary/claims.json (made by no version)"]}
 
 
-def test_tables_measured_anew_make_the_chapters_older_records_stale(tmp_path, monkeypatch):
-    """Measuring anew keeps the store key (`key`) but not the results records: the chapter's pages re-run."""
+def test_a_table_measured_anew_makes_its_older_record_stale(tmp_path, monkeypatch):
+    """Measuring anew keeps the store key (`key`) but not the table's results record: its page re-runs; the
+    chapter's other records stay current."""
     v = versions.version("mmtnn")
-    before, key = versions.recorded("mmtnn"), versions.key("mmtnn")
-    record = tmp_path / "mmtnn" / "table3.json"
-    record.parent.mkdir()
-    record.write_text(json.dumps({"chapter_versions": before}))
+    key = versions.key("mmtnn")
+    for table in ("gain_spread", "table3"):
+        record = tmp_path / "mmtnn" / f"{table}.json"
+        record.parent.mkdir(exist_ok=True)
+        record.write_text(json.dumps({"chapter_versions": versions.recorded("mmtnn", table)}))
     assert versions.stale_results(tmp_path) == {}
     monkeypatch.setattr(versions, "MEASURED_ANEW", {"mmtnn": {v: {"gain_spread.csv": "0" * 64}}})
-    assert versions.key("mmtnn") == key and versions.recorded("mmtnn") != before
-    assert list(versions.stale_results(tmp_path)) == ["mmtnn"]
+    assert versions.key("mmtnn") == key
+    assert versions.stale_results(tmp_path) == {"mmtnn": [f"mmtnn/gain_spread.json (made by {{'mmtnn': {v}}})"]}

@@ -130,7 +130,7 @@ def write_results(
     atomic_write_text(target, buf.getvalue())
     used = sorted({d for ds in (datasets.values() if isinstance(datasets, Mapping) else [datasets]) for d in ds})
     record = run.record(used, {"table": f"{chapter}/{name}", "rows": len(out), "notes": notes,
-                               "chapter_versions": versions.recorded(chapter)})
+                               "chapter_versions": versions.recorded(chapter, name)})
     atomic_write_text(target.with_suffix(".json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return out
 

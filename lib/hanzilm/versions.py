@@ -67,15 +67,15 @@ MEASURED_ANEW: dict[str, dict[int, dict[str, str]]] = {
     # the claims' bootstrap spreads, the scale gate's last change along training, and the trend and ablation
     # pages' registry quantities (Table 4 by Pearson, the perplexity's distance from a ratio of 1)
     "backpack": {1: {
-        "alpha_scaling.csv": "fc458840eede11b42bad246f75ef4a1105a6448dcdad93fd26c5ead15b19a0f5",
-        "trends.csv": "cc73f16ebcaf3cef947037185baad4eb65ae94e81e41b29f889a1bb92e067946",
+        "alpha_scaling.csv": "df836f13363e7ad32ef49a7a81594605ccc2fd504ef2e87e39e0479fa4105306",
+        "trends.csv": "1e84f234454b2f6c54fedd06a71deab9fc59cf5b6d7aed6dc571ab7cedcb017c",
         "table1_spread.csv": "e7db310de96f2b2e72b1d3ea001e4141d9ec19146f302cacd19cd48b91429814",
         "table2_spread.csv": "dcc28ffdc2d0fe113c73ad1cfc72ed9c2d06ef913497cb81cd8c57dcf55ec474",
         "table3_spread.csv": "878e397021be71d661c838cdf5d088f8425d6decb3f3855e4d63e83cbe3cce3f",
         "table4_spread.csv": "cca7d31a3a61bfcc32ba6b7a149639f2ed69d38fdec8da04e7c962612febb95c",
         "table5_spread.csv": "b890d7947cf842444c707a44ffdebcab7453056f65abcf4865185c360727a35b",
         "table6_spread.csv": "df045364db43383c5be0f6aeccf604b71acd0f0ac94cb9029eaec41f3b780cda",
-        "trends_settled.csv": "671cccd51d7ed47ac9a9114d67266fec10c3a1fcb66bf0bae45a79fa149876eb",
+        "trends_settled.csv": "c6afe7efa663cb1a309eded82bf59037d4b264dd9a052fd5aa11d1312662a064",
     }},
 }
 CHAPTERS = tuple(SMOKE_FINGERPRINTS)
@@ -94,24 +94,16 @@ def key(chapter: str) -> str:
     return f"{chapter}/v{version(chapter)}"
 
 
-def recorded(chapter: str) -> dict[str, int | str]:
-    """The versions a results record of `chapter` carries: its own, or every chapter's for a derived one; with
-    the tables its version measured anew (`measured_anew`), so that its pages are re-run after them."""
-    chapters = CHAPTERS if chapter in DERIVED else [chapter] if chapter in SMOKE_FINGERPRINTS else []
-    out: dict[str, int | str] = {}
-    for c in chapters:
-        out[c] = version(c)
-        if measured_anew(c):
-            out[f"{c} measured anew"] = measured_anew(c)
-    return out
-
-
-def measured_anew(chapter: str) -> str:
-    """A short digest of the tables the current version measured anew ("" when none): it changes with them."""
-    tables = MEASURED_ANEW.get(chapter, {}).get(version(chapter), {})
-    if not tables:
-        return ""
-    return hashlib.sha256(json.dumps(tables, sort_keys=True).encode()).hexdigest()[:12]
+def recorded(chapter: str, table: str = "") -> dict[str, int | str]:
+    """The versions a results record of `chapter` carries: its own, or every chapter's for a derived one; for a
+    table its version measured anew (MEASURED_ANEW), that measurement too (its smoke fingerprint, shortened), so
+    that the page writing it is re-run after the table changes."""
+    if chapter in DERIVED:
+        return {c: version(c) for c in CHAPTERS}
+    if chapter not in SMOKE_FINGERPRINTS:
+        return {}
+    anew = MEASURED_ANEW.get(chapter, {}).get(version(chapter), {}).get(f"{table}.csv")
+    return {chapter: version(chapter)} | ({"measured anew": anew[:12]} if anew else {})
 
 
 # what of a results table is not the code's numbers: the stand-in labels and the paper's values beside ours, and
@@ -177,6 +169,6 @@ def stale_results(results: Path) -> dict[str, list[str]]:
     for record in sorted(results.glob("*/*.json")):
         chapter = record.parent.name
         made_by = json.loads(record.read_text(encoding="utf-8")).get("chapter_versions")
-        if chapter in (*CHAPTERS, *DERIVED) and made_by != recorded(chapter):
+        if chapter in (*CHAPTERS, *DERIVED) and made_by != recorded(chapter, record.stem):
             stale.setdefault(chapter, []).append(f"{chapter}/{record.name} (made by {made_by or 'no version'})")
     return stale
