@@ -21,7 +21,7 @@
 # which is which).
 #
 # The paper's micro models train on 92 billion tokens (500,000 steps of 180 × 1,024 characters); the `cpu` pair
-# on 6.1 million. Most Backpack findings are not resolved at `cpu` ({doc}`index`), and the natural question is
+# on four orders of magnitude fewer. Most Backpack findings are not resolved at `cpu` ({doc}`index`), and the natural question is
 # how far the 15,000-fold shorter training explains it. This page cannot answer it by training longer; it can
 # show which way each finding moves while the pair trains. Both models kept their weights at six points of
 # their one run, each step twice the one before (47, 94, 188, 375, 750 and 1,500 steps at `cpu`), and every
