@@ -81,7 +81,7 @@ claims.show_paper(verdicts, numbers, "mmtnn")
 # A verdict should not hang on the seed or on the CPU's arithmetic. Each replicate below is one chapter run
 # again differing only in that (`results/<profile>/replicates/<name>/`: `fp32`, in fp32 where the book's run
 # used bfloat16; `seed1`, every model from another seed), judged by the same registry with the replicate's tables
-# in place of the chapter's. A *flip* is a claim that reads reproduced or holds in one run and fails in the other.
+# in place of the chapter's.
 
 # %% tags=["hide-input"]
 stable = claims.stability(profile)

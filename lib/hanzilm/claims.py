@@ -253,15 +253,17 @@ def stability_html(stable: pd.DataFrame) -> str:
     """Per replicate: its claims, how many verdicts moved and how many flipped; then every claim that moved."""
     from html import escape
 
+    rule = ("<p>A <i>flip</i> is a claim that reads reproduced or holds in one run and fails in the other; every "
+            "other change of verdict is a move.</p>")
     if stable.empty:
-        return "<p class='hanzilm-verdicts'>No replicate has been run at this profile.</p>"
+        return f"<div class='hanzilm-verdicts'>{rule}<p>No replicate has been run at this profile yet.</p></div>"
     summary = stable.groupby(["replicate", "chapter"]).agg(claims=("id", "size"), moved=("moved", "sum"),
                                                            flips=("flip", "sum")).reset_index()
     moved = stable[stable.moved]
     rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}</td><td>{r.book}</td>"
                    f"<td>{r.replicate_verdict}</td><td>{'flip' if r.flip else ''}</td></tr>"
                    for r in moved.itertuples())
-    return (f"<div class='hanzilm-verdicts'>{summary.to_html(index=False)}"
+    return (f"<div class='hanzilm-verdicts'>{rule}{summary.to_html(index=False)}"
             "<table><thead><tr><th>replicate</th><th>claim</th><th>book</th><th>replicate</th><th></th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div>")
 
