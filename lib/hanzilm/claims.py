@@ -522,11 +522,12 @@ def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
     for r in pd.concat([mine[mine.kind == "finding"], mine[mine.kind == "check"]]).itertuples():
         evidence = f"<details><summary>evidence</summary>{escape(r.evidence)}</details>" if r.evidence else ""
         note = f"<br><span style='color:#57606a'>{escape(r.note)}</span>" if r.note else ""
+        cites = f"<br><span style='color:#57606a;font-size:0.9em'>{escape(r.cites)}</span>" if r.cites else ""
         check = "<br><span style='color:#57606a'>(a check)</span>" if r.kind == "check" else ""
         spread = "" if math.isnan(r.spread) else (
             f"± {_fmt(r.spread)}<br><span style='color:#57606a'>{escape(r.spread_source)}</span>")
         rows.append(
-            f"<tr><td>{escape(r.cites or r.table)}</td><td>{escape(r.claim)}{note}{evidence}</td>"
+            f"<tr><td>{escape(r.table)}</td><td>{escape(r.claim)}{cites}{note}{evidence}</td>"
             f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b>{check}</td>"
             f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
             f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
@@ -535,7 +536,7 @@ def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
     return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
             "font-size:0.82em;line-height:1.35'>"
             "<colgroup>" + "".join(f"<col style='width:{w}%'>" for w in widths) + "</colgroup>"
-            "<thead><tr><th>where</th><th>claim (the paper's words)</th><th>verdict</th><th>ours</th>"
+            "<thead><tr><th>table</th><th>claim (the paper's words, where it makes it)</th><th>verdict</th><th>ours</th>"
             "<th>paper</th><th>spread (sd)</th><th>why</th></tr></thead>"
             "<tbody style='vertical-align:top;overflow-wrap:break-word'>" + "".join(rows) + "</tbody></table>")
 
