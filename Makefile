@@ -69,7 +69,7 @@ test: install
 	rm -rf results/smoke/checkpoints  # smoke models train afresh: a stored one of older code would hide a change
 	$(BIN)/python -m hanzilm.machine $(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider results/smoke/notebooks
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_versions.py -k smoke_numbers  # the numbers nbval's run just wrote
-	git checkout -q -- results/smoke/*/*.csv 2>/dev/null || true  # equal but for the runs' timings: keep the committed ones
+	git ls-files -z 'results/smoke/*/*.csv' | xargs -0 git checkout -q --  # equal but for the runs' timings: keep the committed ones
 
 book: install
 	$(BIN)/jupyter-book build book -W -n --keep-going
