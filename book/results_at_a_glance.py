@@ -84,7 +84,7 @@ claims.show_paper(verdicts, numbers, "mmtnn")
 # in place of the chapter's.
 
 # %% tags=["hide-input"]
-stable = claims.stability(profile)
+stable = claims.stability(profile, verdicts=verdicts)
 write_results(claims.stability_long(stable), chapter="summary", name="stability", run=run,
               notes="claims.stability(profile): each replicate's verdicts beside the book run's")
 HTML(claims.stability_html(stable))

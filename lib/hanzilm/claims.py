@@ -225,13 +225,15 @@ REPLICATES = "replicates"
 FAVOURABLE, UNFAVOURABLE = {"reproduced", "holds"}, {"fails"}
 
 
-def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
-    """Each replicate's verdicts beside the book run's, claim by claim, for the chapter it re-ran (the other
-    chapters' tables are the book run's): `flip` where one run says reproduced/holds and the other fails."""
+def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None,
+              verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each replicate's verdicts beside the book run's (`verdicts`, evaluated here unless given), claim by claim,
+    for the chapter it re-ran (the other chapters' tables are the book run's): `flip` where one run says
+    reproduced/holds and the other fails."""
     from .results import RESULTS
 
     tables = read_results(profile) if tables is None else tables
-    book = evaluate(profile, tables=tables).set_index("id")
+    book = (evaluate(profile, tables=tables) if verdicts is None else verdicts).set_index("id")
     rows = []
     for chapter_dir in sorted((RESULTS / profile / REPLICATES).glob("*/*")):
         name, chapter = chapter_dir.parent.name, chapter_dir.name
