@@ -304,24 +304,33 @@ def test_crf_is_made_once_in_the_store(tmp_path, monkeypatch):
     assert again.segment_lines(["今天北京很好。"]) == first.segment_lines(["今天北京很好。"])
 
 
-def test_gains_by_seed_and_their_range():
+def test_gains_by_seed_take_the_weakest_of_several_better_models():
     import pandas as pd
 
     from hanzilm.papers.mmtnn import tables
 
-    f1 = {("NN", 0): 90.0, ("NN + tag embedding", 0): 90.6, ("MMTNN", 0): 93.5, ("NN + pre-training", 0): 90.2,
-          ("MMTNN + pre-training", 0): 93.5, ("NN", 1): 90.4, ("NN + tag embedding", 1): 90.5, ("MMTNN", 1): 93.0,
-          ("NN + pre-training", 1): 90.1, ("MMTNN + pre-training", 1): 93.4}
-    spread = pd.DataFrame([{"dataset": "PKU", "model": m, "seed": s, "metric": metric, "ours": v + (metric == "oov_recall")}
-                           for (m, s), v in f1.items() for metric in ("f1", "oov_recall")])
-    gains = tables.gains_by_seed(spread)
-    assert gains.loc["tag embedding (Table 3)", ("f1", 0)] == pytest.approx(0.6)
-    assert gains.loc["tag embedding (Table 3)", ("f1", 1)] == pytest.approx(0.1)
-    assert gains.loc["tag embedding (Table 3)", ("f1", "range")] == pytest.approx(0.5)
-    assert gains.loc["pre-training, MMTNN (Table 5)", ("f1", "range")] == pytest.approx(0.4)
-    sentence = tables.spread_sentence(gains)
-    assert "tag embedding (Table 3): +0.60, +0.10 F1 (range 0.50; positive at every seed)" in sentence
-    assert "pre-training, MMTNN (Table 5): +0.00, +0.40 F1 (range 0.40; not one sign at every seed)" in sentence
+    f1 = {("CRF", 0): 88.0, ("NN", 0): 90.0, ("NN + tag embedding", 0): 90.6, ("MMTNN", 0): 93.5,
+          ("CRF", 1): 88.0, ("NN", 1): 90.4, ("NN + tag embedding", 1): 90.5, ("MMTNN", 1): 93.0}
+    per_seed = pd.DataFrame([{"dataset": "PKU", "model": m, "seed": s, "metric": "f1", "ours": v}
+                             for (m, s), v in f1.items()])
+    gains = tables.gains_by_seed(per_seed)
+    assert gains.loc[("PKU", "tag embedding (Table 3)", "f1"), 0] == pytest.approx(0.6)
+    assert gains.loc[("PKU", "tag embedding (Table 3)", "f1"), 1] == pytest.approx(0.1)
+    assert gains.loc[("PKU", "neural models over the CRF (Table 3)", "f1"), 1] == pytest.approx(2.4)
+    assert ("PKU", "bigrams (Table 6)", "f1") not in gains.index  # its models are not in the table
+
+
+def test_the_bootstrap_measure_is_the_scorer_s(tmp_path):
+    """`tables._measure` over summed line counts gives what `Counts` computes from the same totals."""
+    import numpy as np
+
+    from hanzilm.eval.sighan import Counts
+    from hanzilm.papers.mmtnn import experiment as ex, tables
+
+    c = Counts(true_words=120, true_missed=9, test_words=118, test_missed=7, oov=11, oov_missed=4)
+    totals = np.array([[getattr(c, f) for f in ex.LINE_FIELDS]], dtype=float)
+    assert tables._measure(totals, "f1")[0] == pytest.approx(100 * c.f1)
+    assert tables._measure(totals, "oov_recall")[0] == pytest.approx(100 * c.oov_recall)
 
 
 def test_each_family_trains_at_the_rate_its_dev_f1_chooses(monkeypatch, tmp_path):

@@ -172,7 +172,7 @@ tables.by_epoch(curves)
 # ## The paper's claims on this table
 #
 # Each claim the paper makes about Table 3, judged on this run by the claims registry (the verdicts and their
-# rules: {doc}`../results_at_a_glance`):
+# rules: {doc}`../results_at_a_glance`), with the spread each is judged against ({doc}`seed_spread`):
 #
 # ```{glue} claims_mmtnn_t3
 # :doc: /results_at_a_glance.ipynb

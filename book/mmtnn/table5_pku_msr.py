@@ -99,7 +99,7 @@ tables.metrics_pivot(table5, index=["dataset", "model"])
 # ## The paper's claims on this table
 #
 # Each claim the paper makes about Table 5, judged on this run by the claims registry (the verdicts and their
-# rules: {doc}`../results_at_a_glance`):
+# rules: {doc}`../results_at_a_glance`), with the spread each is judged against ({doc}`seed_spread`):
 #
 # ```{glue} claims_mmtnn_t5
 # :doc: /results_at_a_glance.ipynb

@@ -75,7 +75,7 @@ glue_values(tables.table6_numbers(ch, table6))
 # ## The paper's claims on this table
 #
 # Each claim the paper makes about Table 6, judged on this run by the claims registry (the verdicts and their
-# rules: {doc}`../results_at_a_glance`):
+# rules: {doc}`../results_at_a_glance`), with the spread each is judged against ({doc}`seed_spread`):
 #
 # ```{glue} claims_mmtnn_t6
 # :doc: /results_at_a_glance.ipynb

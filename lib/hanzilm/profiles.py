@@ -109,7 +109,7 @@ PROFILES: dict[str, Profile] = {
             "mmtnn": {"segmenter.train_sentences": 300, "segmenter.epochs": 1, "segmenter.lr": 0.05,
                       "lr_grid": {"mmtnn": (0.05, 0.1)},
                       "segmenter.crf_max_iterations": 5, "word2vec.max_chars": 100_000, "word2vec.epochs": 1,
-                      "test_lines": 100},
+                      "test_lines": 100, "spread_seeds": (1,)},
             # segmental LMs: a 32-dim SLM on 300 training sentences, 30 steps of 512 characters
             "mslm": {**_each(("pku", "ptb"), {
                          "model.dim": 32, "model.num_heads": 2, "model.feedforward_dim": 48, "batch_chars": 512,

@@ -55,8 +55,10 @@ SMOKE_FINGERPRINTS: dict[str, dict[int, str | dict[str, str]]] = {
     }},
     "mslm": {1: "37a9b6d4c00dc6dddde38bc4eb2dad935870264a711383c7ce8fe489b3c503cc"},
     # 2: Pei et al.'s decoding (plain Viterbi) for selection and test, without the command line's rules
+    # 3: the gains' spread: two further seeds of every model behind a gain, both datasets, and the bootstrap
     "mmtnn": {1: "7a0e947e6935519ad87dc803674d74205c13fb35219a0172345758ab25e28de7",
-              2: "0e61f48ce3ba53c01d895716c4b2cd58e52acb1f7c6f40afb708d0664b435f8c"},
+              2: "0e61f48ce3ba53c01d895716c4b2cd58e52acb1f7c6f40afb708d0664b435f8c",
+              3: "fc842c74b6068e327ccaeac9d0b44d2c2804bf74e44e2ff8ed07934d2d84a2c3"},
 }
 # the tables a chapter's trained models are known by: their numbers change when the models do
 TRAINING_TABLES = {"data": (), "backpack": ("training.csv",), "mslm": ("lr_grid.csv",), "mmtnn": ("lr_grid.csv",)}

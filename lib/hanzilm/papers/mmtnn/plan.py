@@ -16,7 +16,7 @@ from ...profiles import Profile
 from . import experiment as ex
 from .encoding import Encoder
 from .experiment import DATASETS, MODELS, MMTNNChapter, SegmentationConfig
-from .tables import SPREAD_MODELS, TABLE5
+from .tables import TABLE5, spread_configs
 from .tagger import WindowTagger
 
 # Characters per second of wall time (training and each epoch's dev evaluation), one thread: the median over the
@@ -33,8 +33,7 @@ def configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
     out = ex.grid_configs(ch) + [ch.model(dataset="pku", model=m) for m in MODELS]
     out += [ch.model(dataset=d, model=m, pretrained=p) for d in DATASETS for m, p in TABLE5]
     out += [ch.model(dataset=d, model="mmtnn", pretrained=True, bigram=True) for d in DATASETS]
-    out += [ch.model(dataset="pku", model=m, pretrained=p, seed=s)
-            for s in ch.spread_seeds for m, p in SPREAD_MODELS.values()]
+    out += list(spread_configs(ch).values())
     return list(dict.fromkeys(out))
 
 

@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import versions
+from ... import spread, versions
 from ...data.resolve import resolve
 from ...eval.sighan import (Counts, format_report, offset_counts, report_totals, run_official_script,
                               score)
 from ...results import paper_values
 from ...store import required
 from . import experiment as ex
-from .experiment import DATASETS, MODELS, MMTNNChapter
+from .experiment import DATASETS, MODELS, MMTNNChapter, SegmentationConfig
 from .pretrain import char_vectors, nearest
 from .segmenter import Segmenter
 
@@ -198,6 +198,11 @@ def table6(ch: MMTNNChapter) -> pd.DataFrame:
             rows += metric_rows(counts, ("f1", "oov_recall"), dataset=label, model=model)
         rows += [{"dataset": label, "model": system, "metric": "f1", "ours": float("nan")} for system in QUOTED]
     return pd.DataFrame(rows)
+
+
+def dataset_data() -> dict[str, list[str]]:
+    """`write_results(datasets=..., by="dataset")`: each dataset label's training and test data."""
+    return {d["label"]: ["sighan2005", d["train"]] for d in DATASETS.values()}
 
 
 def row_datasets(table: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
@@ -412,41 +417,88 @@ def table6_numbers(ch: MMTNNChapter, table6: pd.DataFrame) -> dict[str, float]:
 
 # ---- the run-to-run spread of the paper's gains ----
 
-SPREAD_MODELS = {"NN": ("nn", False), "NN + tag embedding": ("nn_tag", False), "MMTNN": ("mmtnn", False),
-                 "NN + pre-training": ("nn", True), "MMTNN + pre-training": ("mmtnn", True)}
-GAINS = {"tag embedding (Table 3)": ("NN + tag embedding", "NN"),
-         "tensor layer (Table 3)": ("MMTNN", "NN + tag embedding"),
-         "pre-training, MMTNN (Table 5)": ("MMTNN + pre-training", "MMTNN"),
-         "pre-training, NN (Table 5)": ("NN + pre-training", "NN")}
+# label: (model, pretrained, bigram); every one trained again from each of `ch.spread_seeds`, on both datasets
+# (the tag-embedding ablation on PKU only, as the paper's Table 3)
+SPREAD_MODELS = {"CRF": ("crf", False, False), "NN": ("nn", False, False),
+                 "NN + tag embedding": ("nn_tag", False, False), "MMTNN": ("mmtnn", False, False),
+                 "NN + pre-training": ("nn", True, False), "MMTNN + pre-training": ("mmtnn", True, False),
+                 "MMTNN + pre-training + bigram": ("mmtnn", True, True)}
+PKU_ONLY = ("CRF", "NN + tag embedding")
+# each gain the paper states: (the better models, the baseline); with several, the gain of the weakest of them
+GAINS = {"tag embedding (Table 3)": (("NN + tag embedding",), "NN"),
+         "tensor layer (Table 3)": (("MMTNN",), "NN + tag embedding"),
+         "neural models over the CRF (Table 3)": (("NN", "NN + tag embedding", "MMTNN"), "CRF"),
+         "MMTNN over Zheng et al. (Table 5)": (("MMTNN",), "NN"),
+         "MMTNN over Zheng et al., pre-trained (Table 5)": (("MMTNN + pre-training",), "NN + pre-training"),
+         "pre-training, MMTNN (Table 5)": (("MMTNN + pre-training",), "MMTNN"),
+         "pre-training, NN (Table 5)": (("NN + pre-training",), "NN"),
+         "bigrams (Table 6)": (("MMTNN + pre-training + bigram",), "MMTNN + pre-training")}
+MEASURES = ("f1", "oov_recall")
+
+
+def spread_configs(ch: MMTNNChapter) -> dict[tuple[str, str, int], SegmentationConfig]:
+    """(dataset label, model label, seed) -> config, for every model behind a gain, at each seed."""
+    return {(d["label"], label, seed): ch.model(dataset=key, model=m, pretrained=p, bigram=b, seed=seed)
+            for seed in (ch.segmenter.seed, *ch.spread_seeds) for key, d in DATASETS.items()
+            for label, (m, p, b) in SPREAD_MODELS.items() if key == "pku" or label not in PKU_ONLY}
 
 
 def seed_spread(ch: MMTNNChapter) -> pd.DataFrame:
-    """PKU F1 and OOV recall of the models behind the paper's Table 3 and 5 gains, at the chapter's seed (the
-    tables' own models) and at each of `ch.spread_seeds` (the same configs trained again from another seed)."""
-    seeds = (ch.segmenter.seed, *ch.spread_seeds)
+    """F1 and OOV recall of the models behind the paper's gains, at the chapter's seed (the tables' own models)
+    and at each of `ch.spread_seeds` (the same configs trained again from another seed)."""
     rows: list[dict] = []
-    for seed in seeds:
-        for label, (model, pretrained) in SPREAD_MODELS.items():
-            counts = ex.evaluate(ch, ch.model(dataset="pku", model=model, pretrained=pretrained, seed=seed))
-            rows += metric_rows(counts, ("f1", "oov_recall"), dataset="PKU", model=label, seed=seed)
+    for (dataset, label, seed), cfg in spread_configs(ch).items():
+        rows += metric_rows(ex.evaluate(ch, cfg), MEASURES, dataset=dataset, model=label, seed=seed)
     return pd.DataFrame(rows)
 
 
-def gains_by_seed(spread: pd.DataFrame) -> pd.DataFrame:
-    """Each gain the paper states (rows), per metric and seed, with its range over the seeds (max - min)."""
-    wide = spread.pivot_table(index=["metric", "seed"], columns="model", values="ours")
-    table = pd.DataFrame({gain: wide[a] - wide[b] for gain, (a, b) in GAINS.items()}).T
-    for metric in ("f1", "oov_recall"):
-        table[(metric, "range")] = table[metric].max(axis=1) - table[metric].min(axis=1)
-    return table.sort_index(axis=1, key=lambda c: c.map(lambda v: (str(v) == "range", str(v))))
+def gains_by_seed(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Each gain the paper states, per dataset, measure and seed (columns: the seeds), from `seed_spread`."""
+    wide = per_seed.pivot_table(index=["dataset", "metric", "seed"], columns="model", values="ours")
+    gains = {gain: wide[list(better)].min(axis=1) - wide[base] for gain, (better, base) in GAINS.items()
+             if base in wide and all(b in wide for b in better)}
+    long = pd.DataFrame(gains).rename_axis(columns="gain").stack().rename("gain_value").reset_index()
+    long = long.dropna(subset=["gain_value"])
+    return long.pivot_table(index=["dataset", "gain", "metric"], columns="seed", values="gain_value", sort=False)
 
 
-def spread_sentence(gains: pd.DataFrame) -> str:
-    """Each gain's F1 per seed and whether its sign holds across seeds, one clause per gain."""
-    parts = []
-    for gain, row in gains["f1"].iterrows():
-        values = row.drop("range")
-        stable = ("positive at every seed" if (values > 0).all() else
-                  "negative at every seed" if (values < 0).all() else "not one sign at every seed")
-        parts.append(f"{gain}: {', '.join(f'{v:+.2f}' for v in values)} F1 (range {row['range']:.2f}; {stable})")
-    return "**Per seed:** " + "; ".join(parts) + "."
+def _bootstrap_gain(ch: MMTNNChapter, dataset: str, better: Sequence[str], base: str, measure: str) -> float:
+    """The bootstrap sd of a gain over the test sentences, at the tables' seed: the same sentences drawn for
+    both sides."""
+    cfgs = spread_configs(ch)
+    seed = ch.segmenter.seed
+    counts = [ex.line_counts(ch, cfgs[(dataset, m, seed)]) for m in (*better, base)]
+
+    def gain(*totals: np.ndarray) -> np.ndarray:
+        values = [_measure(t, measure) for t in totals]
+        return np.min(values[:-1], axis=0) - values[-1]
+
+    return spread.bootstrap_sd(gain, counts)
+
+
+def _measure(totals: np.ndarray, measure: str) -> np.ndarray:
+    """F1 or OOV recall (percent) of (resamples, LINE_FIELDS) totals, as `Counts` computes them."""
+    t = dict(zip(ex.LINE_FIELDS, totals.T))
+    if measure == "oov_recall":
+        return 100 * (1 - t["oov_missed"] / t["oov"])
+    recall = (t["true_words"] - t["true_missed"]) / t["true_words"]
+    precision = (t["test_words"] - t["test_missed"]) / t["test_words"]
+    return 100 * 2 * precision * recall / (precision + recall)
+
+
+def gain_spread(ch: MMTNNChapter, spread_table: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, gain and measure: the gain of the tables' models, its sd over the seeds, its bootstrap sd
+    over the test sentences, and the two combined (`hanzilm.spread`): the spread the claims registry reads."""
+    by_seed = gains_by_seed(spread_table)
+    rows: list[dict] = []
+    for (dataset, gain, measure), values in by_seed.iterrows():
+        better, base = GAINS[gain]
+        seeds = values.dropna()
+        boot = _bootstrap_gain(ch, dataset, better, base, measure)
+        n_lines = len(ex.line_counts(ch, spread_configs(ch)[(dataset, base, ch.segmenter.seed)]))
+        keys = {"dataset": dataset, "gain": gain, "measure": measure,
+                "source": spread.source(len(seeds), n_lines, "test sentences")}
+        stats = {"gain": values[ch.segmenter.seed], "seed_sd": spread.seed_sd(seeds), "n_seeds": len(seeds),
+                 "bootstrap_sd": boot, "sd": spread.combined(spread.seed_sd(seeds), boot)}
+        rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
+    return pd.DataFrame(rows)
