@@ -320,19 +320,6 @@ def test_gains_by_seed_take_the_weakest_of_several_better_models():
     assert ("PKU", "bigrams (Table 6)", "f1") not in gains.index  # its models are not in the table
 
 
-def test_the_bootstrap_measure_is_the_scorer_s(tmp_path):
-    """`tables._measure` over summed line counts gives what `Counts` computes from the same totals."""
-    import numpy as np
-
-    from hanzilm.eval.sighan import Counts
-    from hanzilm.papers.mmtnn import experiment as ex, tables
-
-    c = Counts(true_words=120, true_missed=9, test_words=118, test_missed=7, oov=11, oov_missed=4)
-    totals = np.array([[getattr(c, f) for f in ex.LINE_FIELDS]], dtype=float)
-    assert tables._measure(totals, "f1")[0] == pytest.approx(100 * c.f1)
-    assert tables._measure(totals, "oov_recall")[0] == pytest.approx(100 * c.oov_recall)
-
-
 def test_each_family_trains_at_the_rate_its_dev_f1_chooses(monkeypatch, tmp_path):
     """The learning-rate grid: every rate of a family trains (early stopping on), the best dev F1 chooses, the
     chosen run is the grid's own (loaded, not retrained) and the test set takes no part."""

@@ -341,3 +341,24 @@ def test_bad_encoding_is_a_clear_error(tmp_path, capsys):
         score_files(None, gold, out)
     assert main(["score", "-", str(gold), str(out)]) == 2
     assert "not valid UTF-8" in capsys.readouterr().err
+
+
+def test_line_counts_sum_to_the_totals_and_their_measures_are_the_scorer_s():
+    """A bootstrap over lines resamples `line_counts`; `measure_of_totals` of their sum is what `Counts` gives."""
+    import numpy as np
+
+    gold = [["ab", "c", "def"], ["xy", "z"], ["q"]]
+    test = [["a", "bc", "def"], ["xy", "z"], ["q"]]
+    result = sighan.score(["ab", "xy"], gold, test, mode=sighan.EXACT)
+    lines = sighan.line_counts(result)
+    assert lines.shape == (3, len(sighan.LINE_FIELDS))
+    total = result.total
+    assert list(lines.sum(axis=0)) == [getattr(total, f) for f in sighan.LINE_FIELDS]
+    assert sighan.measure_of_totals(lines.sum(axis=0)) == pytest.approx(100 * total.f1)
+    assert sighan.measure_of_totals(lines.sum(axis=0), "oov_recall") == pytest.approx(100 * total.oov_recall)
+    assert sighan.measure_of_totals(np.stack([lines.sum(axis=0)] * 4)).shape == (4,)
+    none_right = np.array([10, 10, 8, 8, 0, 0], dtype=float)
+    assert sighan.measure_of_totals(none_right) == 0 == sighan.Counts(true_words=10, true_missed=10, test_words=8,
+                                                                      test_missed=8).f1
+    with pytest.raises(ValueError, match="unknown measure"):
+        sighan.measure_of_totals(lines.sum(axis=0), "speed")

@@ -53,6 +53,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from ..data.readers import read_bytes
 from ..errors import DataError, HanzilmError
 
@@ -147,6 +149,31 @@ class ScoreResult:
 
 def _ratio(a: int, b: int) -> float:
     return a / b if b else math.nan
+
+
+# the counts a line adds to the totals the metrics are computed from: what a bootstrap over lines resamples
+LINE_FIELDS = ("true_words", "true_missed", "test_words", "test_missed", "oov", "oov_missed")
+
+
+def line_counts(result: ScoreResult) -> np.ndarray:
+    """(lines, LINE_FIELDS): each scored line's counts, which sum to `result.total`'s."""
+    rows = [[getattr(line.counts, f) for f in LINE_FIELDS] for line in result.lines]
+    return np.array(rows, dtype=float).reshape(len(rows), len(LINE_FIELDS))
+
+
+def measure_of_totals(totals: np.ndarray, measure: str = "f1") -> np.ndarray:
+    """F1 or OOV recall (percent) of (..., LINE_FIELDS) count totals, as `Counts` computes them: the statistic
+    of a bootstrap over lines (`hanzilm.spread.bootstrap_sd`)."""
+    t = dict(zip(LINE_FIELDS, np.moveaxis(np.asarray(totals, dtype=float), -1, 0)))
+    if measure == "oov_recall":
+        return 100 * (1 - t["oov_missed"] / t["oov"])
+    if measure != "f1":
+        raise ValueError(f"unknown measure {measure!r} (f1, oov_recall)")
+    recall = (t["true_words"] - t["true_missed"]) / t["true_words"]
+    precision = (t["test_words"] - t["test_missed"]) / t["test_words"]
+    both = precision + recall
+    # no word right: F1 0, as `Counts.f1` has it
+    return np.divide(100 * 2 * precision * recall, both, out=np.zeros_like(both), where=both > 0)
 
 
 # ---- reading, as the script reads ----

@@ -27,6 +27,7 @@ import torch
 from ...data.readers import read_lines, read_segmented, read_word_list
 from ...data.resolve import checksums, resolve
 from ...errors import HanzilmError
+from ...eval import sighan
 from ...eval.sighan import EXACT, Counts, ScoreResult, score
 from ...io import atomic_path
 from ... import versions
@@ -455,7 +456,6 @@ def training_words(dataset: str) -> list[str]:
     return read_word_list(resolve("sighan2005", DATASETS[dataset]["words"]), comment=None, skip_lines=0)
 
 
-LINE_FIELDS = ("true_words", "true_missed", "test_words", "test_missed", "oov", "oov_missed")
 _SCORED: dict[tuple[str, int | None], ScoreResult] = {}  # one scoring per stored model and test slice
 
 
@@ -474,8 +474,7 @@ def evaluate(ch: MMTNNChapter, cfg: SegmentationConfig) -> Counts:
 
 
 def line_counts(ch: MMTNNChapter, cfg: SegmentationConfig) -> np.ndarray:
-    """(test lines with gold words, LINE_FIELDS): each line's counts, which sum to `evaluate`'s (the bootstrap's
-    items)."""
-    return np.array([[getattr(line.counts, f) for f in LINE_FIELDS] for line in scored(ch, cfg).lines])
+    """(test lines, sighan.LINE_FIELDS): each line's counts, which sum to `evaluate`'s (the bootstrap's items)."""
+    return sighan.line_counts(scored(ch, cfg))
 
 

@@ -25,6 +25,7 @@ import torch
 
 from ... import spread, versions
 from ...data.resolve import resolve
+from ...eval import sighan
 from ...eval.sighan import (Counts, format_report, offset_counts, report_totals, run_official_script,
                               score)
 from ...results import paper_values
@@ -470,20 +471,10 @@ def _bootstrap_gain(ch: MMTNNChapter, dataset: str, better: Sequence[str], base:
     counts = [ex.line_counts(ch, cfgs[(dataset, m, seed)]) for m in (*better, base)]
 
     def gain(*totals: np.ndarray) -> np.ndarray:
-        values = [_measure(t, measure) for t in totals]
+        values = [sighan.measure_of_totals(t, measure) for t in totals]
         return np.min(values[:-1], axis=0) - values[-1]
 
     return spread.bootstrap_sd(gain, counts)
-
-
-def _measure(totals: np.ndarray, measure: str) -> np.ndarray:
-    """F1 or OOV recall (percent) of (resamples, LINE_FIELDS) totals, as `Counts` computes them."""
-    t = dict(zip(ex.LINE_FIELDS, totals.T))
-    if measure == "oov_recall":
-        return 100 * (1 - t["oov_missed"] / t["oov"])
-    recall = (t["true_words"] - t["true_missed"]) / t["true_words"]
-    precision = (t["test_words"] - t["test_missed"]) / t["test_words"]
-    return 100 * 2 * precision * recall / (precision + recall)
 
 
 def gain_spread(ch: MMTNNChapter, spread_table: pd.DataFrame) -> pd.DataFrame:
