@@ -414,3 +414,36 @@ def test_grid_reading_names_edge_choices_and_runs_stopped_by_the_epoch_cap():
     late = grid.assign(ours=grid.ours.where(~((grid.family == "nn") & (grid.metric == "best_epoch")), 27))
     assert "nn (best epoch 27 of 30)" in grid_reading(late, 30, 5)
     assert "nn (best epoch" not in grid_reading(late, 30, 3)
+
+
+def test_a_models_spread_is_its_seed_sd_and_its_bootstrap_sd_combined(monkeypatch):
+    """`model_spread`: each model's sd over the seeds of `seed_spread`, the bootstrap sd of its value over the
+    test sentences at the tables' seed (that model's own line counts), and the two in quadrature."""
+    import numpy as np
+    import pandas as pd
+
+    from hanzilm import spread
+    from hanzilm.eval import sighan
+    from hanzilm.papers.mmtnn import experiment as ex, tables
+
+    ch = ex.configure("smoke")
+    rng = np.random.default_rng(1)
+    lines = {}
+
+    def counts(ch_, cfg):
+        if cfg not in lines:
+            true = rng.integers(8, 12, 60)
+            lines[cfg] = np.column_stack([true, rng.integers(0, 3, 60), true, rng.integers(0, 3, 60),
+                                          rng.integers(1, 3, 60), rng.integers(0, 2, 60)]).astype(float)
+        return lines[cfg]
+
+    monkeypatch.setattr(ex, "line_counts", counts)
+    per_seed = pd.DataFrame([{"dataset": "PKU", "model": "MMTNN", "seed": s, "metric": "f1", "ours": v}
+                             for s, v in zip((0, 1), (93.0, 93.6))])
+    out = tables.model_spread(ch, per_seed).set_index("metric")["ours"]
+    cfg = tables.spread_configs(ch)[("PKU", "MMTNN", ch.segmenter.seed)]
+    boot = spread.bootstrap_sd(lambda t: sighan.measure_of_totals(t, "f1"), [lines[cfg]])
+    assert out["value"] == 93.0 and out["n_seeds"] == 2
+    assert out["seed_sd"] == pytest.approx(np.std([93.0, 93.6], ddof=1))
+    assert out["bootstrap_sd"] == pytest.approx(boot) and boot > 0
+    assert out["sd"] == pytest.approx(np.hypot(out["seed_sd"], boot))

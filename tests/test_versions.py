@@ -72,7 +72,9 @@ def test_a_table_added_under_a_version_is_recorded_apart_and_then_held(planted, 
     pd.DataFrame({"metric": ["sd"], "ours": [0.25]}).to_csv(added, index=False)
     assert "mmtnn" in versions.smoke_mismatches(planted)
     v = versions.version("mmtnn")
-    monkeypatch.setattr(versions, "MEASURED_ANEW", {"mmtnn": {v: {"extra.csv": versions.fingerprint([added])}}})
+    recorded = versions.MEASURED_ANEW.get("mmtnn", {}).get(v, {})
+    monkeypatch.setattr(versions, "MEASURED_ANEW", {**versions.MEASURED_ANEW, "mmtnn": {
+        v: {**recorded, "extra.csv": versions.fingerprint([added])}}})
     assert "mmtnn" not in versions.smoke_mismatches(planted)
     pd.DataFrame({"metric": ["sd"], "ours": [0.5]}).to_csv(added, index=False)
     assert "mmtnn" in versions.smoke_mismatches(planted)

@@ -78,3 +78,14 @@ spread = write_results(tables.gain_spread(ch, per_seed), chapter="mmtnn", name="
                        notes=f"profile {prof.name}: hanzilm.spread over seeds and test sentences")
 spread.pivot_table(index=["dataset", "gain", "measure"], columns="metric", values="ours", sort=False)[
     ["gain", "seed_sd", "bootstrap_sd", "sd", "n_seeds"]].round(3)
+
+# %% [markdown]
+# The same for each model's own value (the F1 and OOV recall the paper states for one model, Tables 5 and 6): its
+# sd over the seeds, its bootstrap sd over the test sentences at the tables' seed, and the two combined:
+
+# %%
+models = write_results(tables.model_spread(ch, per_seed), chapter="mmtnn", name="model_spread", run=run,
+                       datasets=data, by="dataset",
+                       notes=f"profile {prof.name}: hanzilm.spread over seeds and test sentences, model by model")
+models.pivot_table(index=["dataset", "model", "measure"], columns="metric", values="ours", sort=False)[
+    ["value", "seed_sd", "bootstrap_sd", "sd", "n_seeds"]].round(3)

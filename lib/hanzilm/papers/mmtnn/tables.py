@@ -463,6 +463,24 @@ def gains_by_seed(per_seed: pd.DataFrame) -> pd.DataFrame:
     return long.pivot_table(index=["dataset", "gain", "metric"], columns="seed", values="gain_value", sort=False)
 
 
+def model_spread(ch: MMTNNChapter, spread_table: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, model behind a gain and measure: the model's sd over the seeds, its bootstrap sd over the test
+    sentences at the tables' seed, and the two combined: the spread of a value the paper states for one model
+    (the claims registry's Table 5 and 6 values)."""
+    cfgs = spread_configs(ch)
+    rows: list[dict] = []
+    for (dataset, model, measure), part in spread_table.groupby(["dataset", "model", "metric"], sort=False):
+        counts = ex.line_counts(ch, cfgs[(dataset, model, ch.segmenter.seed)])
+        boot = spread.bootstrap_sd(lambda t, m=measure: sighan.measure_of_totals(t, m), [counts])
+        seeds = spread.seed_sd(part["ours"])
+        keys = {"dataset": dataset, "model": model, "measure": measure,
+                "source": spread.source(len(part), len(counts), "test sentences")}
+        stats = {"value": float(part.loc[part.seed == ch.segmenter.seed, "ours"].iloc[0]), "seed_sd": seeds,
+                 "n_seeds": len(part), "bootstrap_sd": boot, "sd": spread.combined(seeds, boot)}
+        rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
+    return pd.DataFrame(rows)
+
+
 def _bootstrap_gain(ch: MMTNNChapter, dataset: str, better: Sequence[str], base: str, measure: str) -> float:
     """The bootstrap sd of a gain over the test sentences, at the tables' seed: the same sentences drawn for
     both sides."""
