@@ -162,3 +162,28 @@ def test_table6_claim_values_at_the_prompts_are_the_registrys_quantities():
     tables = {"backpack/table6_amplification": amplify.table6(per_prompt, "沙滩")}
     for c in _registry("backpack.t6."):
         assert values[c.id.removeprefix("backpack.")][0] == pytest.approx(claims.quantity_of(c, tables)), c.id
+
+
+# --- Table 8: the paper's nine words -------------------------------------------------------------------------
+def _table8(within: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"type": t, "word": w, "contexts": 16, "metric": "within_10pct", "ours": within[w]}
+                         for t, w in composition.TABLE8_WORDS])
+
+
+def test_table8_spread_is_the_standard_error_of_the_group_difference_and_zero_for_equal_words():
+    rng = np.random.default_rng(3)
+    within = {w: float(rng.integers(0, 17)) for _, w in composition.TABLE8_WORDS}
+    sd = composition.table8_spread(_table8(within)).set_index("quantity").ours["t8.unstable_subset"]
+    stable = [v for w, v in within.items() if w not in composition.TABLE8_UNSTABLE]
+    unstable = [v for w, v in within.items() if w in composition.TABLE8_UNSTABLE]
+    # the bootstrap's variance of a mean is the population variance over n
+    expected = np.sqrt(np.var(stable) / len(stable) + np.var(unstable) / len(unstable))
+    assert sd == pytest.approx(expected, rel=0.15)
+    assert composition.table8_spread(_table8({w: 9.0 for w in within})).ours[0] == 0
+
+
+def test_table8_spread_is_of_the_registrys_quantity():
+    """The registry's t8 claim reads the same groups of words the spread draws within."""
+    (c,) = _registry("backpack.t8.")
+    within = {w: (4.0 if w in composition.TABLE8_UNSTABLE else 12.0) for _, w in composition.TABLE8_WORDS}
+    assert claims.quantity_of(c, {"backpack/table8_words": _table8(within)}) == pytest.approx(8.0)

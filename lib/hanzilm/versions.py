@@ -76,6 +76,7 @@ MEASURED_ANEW: dict[str, dict[int, dict[str, str]]] = {
         "table5_spread.csv": "b890d7947cf842444c707a44ffdebcab7453056f65abcf4865185c360727a35b",
         "table6_spread.csv": "df045364db43383c5be0f6aeccf604b71acd0f0ac94cb9029eaec41f3b780cda",
         "trends_settled.csv": "c6afe7efa663cb1a309eded82bf59037d4b264dd9a052fd5aa11d1312662a064",
+        "table8_spread.csv": "56115d50446d1226b8cf194d2c4b83edc26cd9ef1ad064733d905805a5b1f911",
     }},
     # each model's own spread for the values the paper states (over seeds and test sentences)
     "mmtnn": {3: {"model_spread.csv": "cd81ea8591327f860a9ff94aaccc296258543c9ab64cf644c352dcf12ea88280"}},

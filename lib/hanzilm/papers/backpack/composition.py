@@ -32,7 +32,7 @@ from ...data.lexicon import cedict, compound_candidates, idioms, loanwords
 from ...data.vocab import CharVocab
 from ...results import paper_values
 from .common import SensesConfig, encode, in_vocab
-from .prompts import NOUN_PROMPTS, TABLE8_WORDS, fill
+from .prompts import NOUN_PROMPTS, TABLE8_UNSTABLE, TABLE8_WORDS, fill
 
 BUCKETS = ("within_10pct", "within_20pct", "beyond_20pct")
 UNDEFINED = "undefined"   # the sense never weighs the word after it (see lambdas_from_alpha)
@@ -281,6 +281,19 @@ def table8(per_sense: pd.DataFrame) -> pd.DataFrame:
         rows += [{"type": t, "word": w, "contexts": int(g.contexts.iloc[0]), "metric": b, "ours": n}
                  for b, n in bucket_counts(g.variation).items()]
     return pd.DataFrame(rows)
+
+
+def table8_spread(table8_long: pd.DataFrame) -> pd.DataFrame:
+    """The bootstrap sd (`hanzilm.spread`) of Table 8's claim (the registry's t8.unstable_subset: the mean number
+    of senses within 10 % of the paper's stable words minus that of its unstable ones) over the nine words, each
+    group's words drawn again with replacement within the group."""
+    within = table8_long[table8_long.metric == "within_10pct"].set_index("word")["ours"].astype(float)
+    unstable = within[within.index.isin(TABLE8_UNSTABLE)].to_numpy()
+    stable = within[~within.index.isin(TABLE8_UNSTABLE)].to_numpy()
+    values = (spread.draws(len(stable)) @ stable / len(stable)
+              - spread.draws(len(unstable), seed=spread.SEED + 1) @ unstable / len(unstable))
+    source = spread.source(1, len(within), "Table 8 words, within their stability group (each with all its senses)")
+    return pd.DataFrame([{"quantity": "t8.unstable_subset", "source": source, "metric": "sd", "ours": _sd(values)}])
 
 
 def first_character_shares(lambdas: dict) -> pd.DataFrame:
