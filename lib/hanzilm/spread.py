@@ -55,6 +55,12 @@ def combined(*sds: float) -> float:
     return math.sqrt(sum(s * s for s in measured)) if measured else math.nan
 
 
+def measured(seed_values: Sequence[float], bootstrap: float) -> dict[str, float]:
+    """A spread table's numbers: the sd over the seeds' values, how many, the bootstrap sd, the two combined."""
+    s = seed_sd(seed_values)
+    return {"seed_sd": s, "n_seeds": len(seed_values), "bootstrap_sd": bootstrap, "sd": combined(s, bootstrap)}
+
+
 def source(n_seeds: int, n_items: int, items: str, resamples: int = RESAMPLES) -> str:
     """How a spread was measured, as the claims table shows it."""
     parts = [f"sd over {n_seeds} seeds"] if n_seeds >= 2 else []

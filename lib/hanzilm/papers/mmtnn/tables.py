@@ -472,11 +472,10 @@ def model_spread(ch: MMTNNChapter, spread_table: pd.DataFrame) -> pd.DataFrame:
     for (dataset, model, measure), part in spread_table.groupby(["dataset", "model", "metric"], sort=False):
         counts = ex.line_counts(ch, cfgs[(dataset, model, ch.segmenter.seed)])
         boot = spread.bootstrap_sd(lambda t, m=measure: sighan.measure_of_totals(t, m), [counts])
-        seeds = spread.seed_sd(part["ours"])
         keys = {"dataset": dataset, "model": model, "measure": measure,
                 "source": spread.source(len(part), len(counts), "test sentences")}
-        stats = {"value": float(part.loc[part.seed == ch.segmenter.seed, "ours"].iloc[0]), "seed_sd": seeds,
-                 "n_seeds": len(part), "bootstrap_sd": boot, "sd": spread.combined(seeds, boot)}
+        stats = {"value": float(part.loc[part.seed == ch.segmenter.seed, "ours"].iloc[0]),
+                 **spread.measured(list(part["ours"]), boot)}
         rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
     return pd.DataFrame(rows)
 
@@ -507,7 +506,6 @@ def gain_spread(ch: MMTNNChapter, spread_table: pd.DataFrame) -> pd.DataFrame:
         n_lines = len(ex.line_counts(ch, spread_configs(ch)[(dataset, base, ch.segmenter.seed)]))
         keys = {"dataset": dataset, "gain": gain, "measure": measure,
                 "source": spread.source(len(seeds), n_lines, "test sentences")}
-        stats = {"gain": values[ch.segmenter.seed], "seed_sd": spread.seed_sd(seeds), "n_seeds": len(seeds),
-                 "bootstrap_sd": boot, "sd": spread.combined(spread.seed_sd(seeds), boot)}
+        stats = {"gain": values[ch.segmenter.seed], **spread.measured(list(seeds), boot)}
         rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
     return pd.DataFrame(rows)
