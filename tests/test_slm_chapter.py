@@ -6,6 +6,7 @@ import dataclasses
 import math
 import pickle
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -86,8 +87,10 @@ def test_a_selection_may_have_seeds_of_its_own():
     assert ch.seeds_for("pku", "mslm") == (0, 1) and ch.seeds_for("pku", "mslm", "lightly supervised") == (0,)
     assert ch.seeds_for("pku", "rslm", "unsupervised") == (0,)
     cpu = configure("cpu")
-    assert cpu.seeds_for("pku", "mslm", "unsupervised") == (0, 1)
-    assert cpu.seeds_for("pku", "mslm", "lightly supervised") == cpu.seeds_for("pku", "rslm", "unsupervised") == (0,)
+    for corpus in ("pku", "ptb"):    # three seeds behind every unsupervised median, one lightly supervised
+        for encoder in ("rslm", "mslm", "dmslm"):
+            assert cpu.seeds_for(corpus, encoder, "unsupervised") == (0, 1, 2)
+            assert cpu.seeds_for(corpus, encoder, "lightly supervised") == (0,)
 
 
 def _runs() -> pd.DataFrame:
@@ -171,11 +174,44 @@ def test_evaluate_run_reads_test_bpc_off_the_heldout_pass_and_caches(tmp_path, m
     assert out["unsupervised"]["word_f1"] == pytest.approx(both.metrics["word_f1"])
     assert not math.isnan(out["lightly supervised"]["selected_step"])
     assert (run_dir(ch.store, exp) / "eval-heldout-25-official.json").is_file()  # named by the scoring mode
+    items, n_test = experiment.sentence_items(ch, exp, "unsupervised")   # what the bootstrap resamples
+    assert items.shape == (50, len(experiment.SENTENCE_FIELDS)) and n_test == 25
+    for measure in tables.SPREAD_MEASURES:
+        rows = items[-n_test:] if measure == "bpc" else items
+        assert tables.sentence_measure(rows.sum(axis=0), measure) == pytest.approx(out["unsupervised"][measure])
 
     def no_training(*a, **k):
         raise AssertionError("evaluate_run retrained a stored run")
     monkeypatch.setattr(experiment, "train_slm", no_training)
     assert evaluate_run(ch, exp) == out
+
+
+def test_a_cells_spread_is_its_seed_sd_and_its_bootstrap_sd_combined(monkeypatch):
+    """`cell_spread`: the sd of the cell's values over its seeds, the root mean bootstrap variance of its runs
+    over their sentences, and the two in quadrature; a one-seed cell has the bootstrap alone."""
+    from hanzilm import spread
+
+    rng = np.random.default_rng(0)
+    cell_runs = {seed: slm_experiment(configure("smoke"), "ptb", "rslm", seed=seed) for seed in (0, 1)}
+    fake = [experiment.Cell("ptb", "rslm", s, "unsupervised", e) for s, e in cell_runs.items()]
+    fake.append(experiment.Cell("ptb", "mslm", 0, "unsupervised", slm_experiment(configure("smoke"), "ptb", "mslm")))
+    items = {e: np.column_stack([rng.integers(5, 9, (40, 1)), rng.integers(0, 3, (40, 1)), rng.integers(5, 9, (40, 1)),
+                                 rng.integers(0, 3, (40, 1)), np.zeros((40, 2)), rng.integers(3, 7, (40, 3)),
+                                 rng.integers(20, 30, (40, 1)), rng.uniform(50, 90, (40, 1)), np.full((40, 1), 30)])
+             for e in [c.exp for c in fake]}
+    monkeypatch.setattr(experiment, "select_learning_rates", lambda ch: ch)
+    monkeypatch.setattr(tables, "cells", lambda ch: fake)
+    monkeypatch.setattr(experiment, "sentence_items", lambda ch, exp, sel: (items[exp], 30))
+    runs = pd.DataFrame({"dataset": "PTB", "selection": "unsupervised", "model": ["RSLM", "RSLM", "MSLM"],
+                         "word_f1": [60.0, 64.0, 70.0], "bpc": [2.1, 2.3, 2.0], "boundary_precision": [80.0, 84.0, 90.0],
+                         "boundary_recall": [70.0, 71.0, 75.0]})
+    out = tables.cell_spread(configure("smoke"), runs).set_index(["model", "measure", "metric"])["ours"]
+    boot = [spread.bootstrap_sd(lambda t: tables.sentence_measure(t, "word_f1"), [items[cell_runs[s]]]) for s in (0, 1)]
+    assert out[("RSLM", "word_f1", "seed_sd")] == pytest.approx(np.std([60, 64], ddof=1))
+    assert out[("RSLM", "word_f1", "bootstrap_sd")] == pytest.approx(np.sqrt(np.mean(np.square(boot))))
+    assert out[("RSLM", "word_f1", "sd")] == pytest.approx(np.hypot(np.std([60, 64], ddof=1), np.sqrt(np.mean(np.square(boot)))))
+    assert out[("MSLM", "bpc", "n_seeds")] == 1 and math.isnan(out[("MSLM", "bpc", "seed_sd")])
+    assert out[("MSLM", "bpc", "sd")] == out[("MSLM", "bpc", "bootstrap_sd")] > 0
 
 
 def test_a_run_is_scored_on_test_only_for_the_selections_asked(tmp_path, monkeypatch):
@@ -200,10 +236,10 @@ def test_the_chapter_scores_each_run_for_the_selections_table2_reads(monkeypatch
         f"{cell}/{sel}": rates[i] for cell, rates in configure("cpu").lr_grid.items()
         for i, sel in enumerate(experiment.SELECTIONS)})
     needed = experiment._needed_selections(ch)
-    assert len(needed) == 6 * 2 + 1                                   # the grid and the one further seed
-    further = [e for e in needed if e.train.seed == 1]
-    assert len(further) == 1 and all(needed[e] == ("unsupervised",) for e in further)
-    assert sorted(map(len, needed.values())) == [1] * 13
+    assert len(needed) == 6 * 2 + 6 * 2                   # the grid, and two further seeds of each cell
+    further = [e for e in needed if e.train.seed > 0]
+    assert len(further) == 12 and all(needed[e] == ("unsupervised",) for e in further)
+    assert sorted(map(len, needed.values())) == [1] * 24
 
 
 def test_a_chapter_without_a_store_says_so():

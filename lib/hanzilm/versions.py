@@ -80,6 +80,8 @@ MEASURED_ANEW: dict[str, dict[int, dict[str, str]]] = {
     }},
     # each model's own spread for the values the paper states (over seeds and test sentences)
     "mmtnn": {3: {"model_spread.csv": "cd81ea8591327f860a9ff94aaccc296258543c9ab64cf644c352dcf12ea88280"}},
+    # each cell's spread for the claims: the sd over its seeds and the bootstrap over its scored sentences
+    "mslm": {1: {"cell_spread.csv": "89122ee67d6542c436ebab7614005714a490ba3dfa11841aa20abed968a44914"}},
 }
 CHAPTERS = tuple(SMOKE_FINGERPRINTS)
 # results chapters made from every chapter's results (the claims' verdicts): they record all versions

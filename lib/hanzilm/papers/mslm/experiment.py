@@ -45,7 +45,7 @@ from ...train import TrainConfig
 from ...word2vec import word2vec_vectors
 from .data import CharBatches, build_vocab, eval_batches
 from .lattice import split
-from .metrics import segmentation_metrics
+from .metrics import SEGMENTATION_FIELDS, score_segmentations
 from .model import ENCODERS, SLMConfig, SegmentalLM
 
 CORPORA = ("pku", "ptb")
@@ -237,6 +237,10 @@ def build_model(store: Store, exp: SLMExperiment, data: SLMData) -> SegmentalLM:
 
 # ---- evaluation ------------------------------------------------------------------------------------------
 
+# each scored sentence's share of every metric's totals: its segmentation counts, its bits and characters
+SENTENCE_FIELDS = (*SEGMENTATION_FIELDS, "bits", "chars")
+
+
 @dataclass
 class CorpusEval:
     bits: float                      # -log2 p(x) summed over sentences
@@ -244,6 +248,7 @@ class CorpusEval:
     sentence_bpc: list[float]        # per sentence, for the authors' per-sentence averaging
     segmentations: list[list[str]]   # Viterbi, as word lists
     metrics: dict[str, float]        # segmentation_metrics + bpc + bpc_sentence_mean
+    items: np.ndarray                # (sentences, SENTENCE_FIELDS): what a bootstrap over sentences resamples
 
     @property
     def bpc(self) -> float:
@@ -270,10 +275,11 @@ def evaluate_corpus(model: SegmentalLM, data: SLMData, sentences: Sequence[Seque
     model.train(was_training)
     bits = [-lp / math.log(2) for lp in logp]
     chars = sum(map(len, texts))
-    metrics = segmentation_metrics(sentences, segs, scoring)
-    metrics["bpc"] = sum(bits) / chars
-    metrics["bpc_sentence_mean"] = float(np.mean([b / len(t) for b, t in zip(bits, texts)]))
-    return CorpusEval(sum(bits), chars, [b / len(t) for b, t in zip(bits, texts)], segs, metrics)
+    scored = score_segmentations(sentences, segs, scoring)
+    metrics = {**scored.metrics, "bpc": sum(bits) / chars,
+               "bpc_sentence_mean": float(np.mean([b / len(t) for b, t in zip(bits, texts)]))}
+    items = np.column_stack([scored.items, bits, [len(t) for t in texts]])
+    return CorpusEval(sum(bits), chars, [b / len(t) for b, t in zip(bits, texts)], segs, metrics, items)
 
 
 def dev_evaluator(exp: SLMExperiment, data: SLMData):
@@ -380,9 +386,17 @@ def evaluate_run(ch: MSLMChapter, exp: SLMExperiment,
         test_bpc = ev.sentence_bpc[-n_test:]
         out[selection] = {**{k: v for k, v in ev.metrics.items() if not k.startswith("bpc")},
                           "bpc": sum(b * n for b, n in zip(test_bpc, test_chars)) / sum(test_chars),
-                          "bpc_sentence_mean": float(np.mean(test_bpc)), "selected_step": step}
+                          "bpc_sentence_mean": float(np.mean(test_bpc)), "selected_step": step,
+                          "n_test": n_test, "items": ev.items.tolist()}
     atomic_write_text(_eval_path(ch, exp), json.dumps(out, indent=1))
     return out
+
+
+def sentence_items(ch: MSLMChapter, exp: SLMExperiment, selection: str) -> tuple[np.ndarray, int]:
+    """The scored sentences of one selection of a run, (sentences, SENTENCE_FIELDS), and how many of them (the
+    last) are test sentences, over which bpc is computed: a bootstrap's items."""
+    m = evaluate_run(ch, exp, (selection,))[selection]
+    return np.asarray(m["items"], dtype=float).reshape(-1, len(SENTENCE_FIELDS)), int(m["n_test"])
 
 
 def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
@@ -415,10 +429,12 @@ def _needed_selections(ch: MSLMChapter, corpus: str | None = None,
     return needed
 
 
-def _stored_eval(ch: MSLMChapter, exp: SLMExperiment) -> dict[str, dict[str, float]]:
-    """The selections of `exp` scored so far (selection -> metrics)."""
+def _stored_eval(ch: MSLMChapter, exp: SLMExperiment) -> dict[str, dict[str, Any]]:
+    """The selections of `exp` scored so far (selection -> metrics and sentence items); a selection recorded
+    without its sentence items (an earlier evaluation) counts as not scored."""
     path = _eval_path(ch, exp)
-    return json.loads(path.read_text()) if path.is_file() else {}
+    stored = json.loads(path.read_text()) if path.is_file() else {}
+    return {s: m for s, m in stored.items() if "items" in m}
 
 
 def _evaluated(ch: MSLMChapter, exp: SLMExperiment, selections: Sequence[str]) -> bool:
@@ -544,5 +560,5 @@ def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
         m = evaluate_run(ch, c.exp)[c.selection]
         rows.append({"dataset": c.corpus.upper(), "selection": c.selection, "model": c.encoder.upper(),
                      "seed": c.seed, "lr": c.exp.train.lr, "train_chars": c.exp.train.steps * c.exp.batch_chars,
-                     **m})
+                     **{k: v for k, v in m.items() if k not in ("items", "n_test")}})
     return pd.DataFrame(rows)

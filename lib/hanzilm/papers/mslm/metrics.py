@@ -10,7 +10,13 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...eval.sighan import DEFAULT_MODE, score
+import numpy as np
+
+from ...eval.sighan import DEFAULT_MODE, LINE_FIELDS, line_counts, score
+
+# what each sentence adds to the totals every segmentation metric is computed from (a bootstrap over sentences
+# resamples these rows): the scorer's line counts, then the boundary decisions' margins
+SEGMENTATION_FIELDS = (*LINE_FIELDS, "boundary_tp", "boundary_fp", "boundary_fn", "boundary_tn")
 
 
 def boundaries(words: Sequence[str]) -> set[int]:
@@ -50,26 +56,45 @@ class BoundaryCounts:
         return (tp * tn - fp * fn) / den if den else 0.0
 
 
+def sentence_boundaries(gold: Sequence[str], pred: Sequence[str]) -> tuple[int, int, int, int]:
+    """One sentence's boundary decisions: (true positives, false positives, false negatives, true negatives)."""
+    n = sum(map(len, gold))
+    if sum(map(len, pred)) != n:
+        raise ValueError(f"a predicted sentence has {sum(map(len, pred))} characters, its gold {n}")
+    gb, pb = boundaries(gold), boundaries(pred)
+    return len(gb & pb), len(pb - gb), len(gb - pb), max(n - 1, 0) - len(gb | pb)
+
+
 def boundary_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> BoundaryCounts:
     c = BoundaryCounts()
     for g, p in zip(gold, pred, strict=True):
-        n = sum(map(len, g))
-        if sum(map(len, p)) != n:
-            raise ValueError(f"a predicted sentence has {sum(map(len, p))} characters, its gold {n}")
-        gb, pb = boundaries(g), boundaries(p)
-        c.tp += len(gb & pb)
-        c.fp += len(pb - gb)
-        c.fn += len(gb - pb)
-        c.tn += max(n - 1, 0) - len(gb | pb)
+        tp, fp, fn, tn = sentence_boundaries(g, p)
+        c.tp, c.fp, c.fn, c.tn = c.tp + tp, c.fp + fp, c.fn + fn, c.tn + tn
     return c
+
+
+@dataclass
+class Scored:
+    metrics: dict[str, float]   # `segmentation_metrics`
+    items: np.ndarray           # (sentences, SEGMENTATION_FIELDS): what each sentence adds to the metrics' totals
+
+
+def score_segmentations(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
+                        mode: str = DEFAULT_MODE) -> Scored:
+    """Word precision / recall / F1 (SIGHAN scorer in `mode`, in %) and boundary precision / recall / F1 / MCC
+    (in %), with each sentence's counts."""
+    result = score([], gold, pred, mode=mode)
+    words = result.total
+    per_sentence = np.array([sentence_boundaries(g, p) for g, p in zip(gold, pred, strict=True)],
+                            dtype=float).reshape(len(gold), 4)
+    b = BoundaryCounts(*(int(x) for x in per_sentence.sum(axis=0)))
+    metrics = {"word_precision": 100 * words.precision, "word_recall": 100 * words.recall,
+               "word_f1": 100 * words.f1, "boundary_precision": 100 * b.precision,
+               "boundary_recall": 100 * b.recall, "boundary_f1": 100 * b.f1, "boundary_mcc": 100 * b.mcc}
+    return Scored(metrics, np.hstack([line_counts(result), per_sentence]))
 
 
 def segmentation_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
                          mode: str = DEFAULT_MODE) -> dict[str, float]:
-    """Word precision / recall / F1 (SIGHAN scorer in `mode`, in %) and boundary precision / recall / F1 / MCC
-    (in %)."""
-    words = score([], gold, pred, mode=mode).total
-    b = boundary_counts(gold, pred)
-    return {"word_precision": 100 * words.precision, "word_recall": 100 * words.recall, "word_f1": 100 * words.f1,
-            "boundary_precision": 100 * b.precision, "boundary_recall": 100 * b.recall,
-            "boundary_f1": 100 * b.f1, "boundary_mcc": 100 * b.mcc}
+    """`score_segmentations`' metrics."""
+    return score_segmentations(gold, pred, mode).metrics

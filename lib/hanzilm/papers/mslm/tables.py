@@ -18,10 +18,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ... import spread
+from ...eval import sighan
 from ...results import paper_values
 from ...store import load_history
 from . import experiment
-from .experiment import (CORPORA, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
+from .experiment import (CORPORA, SENTENCE_FIELDS, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
                          train_slm)
 from .model import ENCODERS
 
@@ -68,6 +70,61 @@ def table2(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _sd(x: pd.Series) -> float:
     return float(np.std(x, ddof=1)) if len(x) > 1 else float("nan")
+
+
+# the measures of Tables 2 and 3 whose spread the claims registry reads (`cell_spread`)
+SPREAD_MEASURES = ("word_f1", "bpc", "boundary_precision", "boundary_recall")
+SCORED_SENTENCES = {"test": "test sentences", "heldout": "dev and test sentences", "corpus": "corpus sentences"}
+
+
+def cell_spread(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, selection, model) and measure of Tables 2 and 3: the sd over the cell's seeds (`runs`, from
+    `experiment.evaluate_all`), the bootstrap sd over its test sentences (each seed's run resampled; the root
+    mean of their variances) and the two combined: the spread of one seed's value, which bounds that of the
+    cells' median from above (the claims' quantities are medians over at most three seeds)."""
+    ch = experiment.select_learning_rates(ch)
+    by_cell: dict[tuple[str, str, str], list[SLMExperiment]] = {}
+    for c in cells(ch):
+        by_cell.setdefault((c.corpus.upper(), c.selection, c.encoder.upper()), []).append(c.exp)
+    rows: list[dict] = []
+    for (dataset, selection, model), exps in by_cell.items():
+        items = [experiment.sentence_items(ch, e, selection) for e in exps]
+        cell = runs[(runs.dataset == dataset) & (runs.selection == selection) & (runs.model == model)]
+        for measure in SPREAD_MEASURES:
+            boot = math.sqrt(np.mean([_bootstrap_sd(x, n_test, measure) ** 2 for x, n_test in items]))
+            seeds = spread.seed_sd(cell[measure])
+            n_items = items[0][1] if measure == "bpc" else len(items[0][0])
+            scored = "test sentences" if measure == "bpc" else SCORED_SENTENCES[ch.f1_split]
+            keys = {"dataset": dataset, "selection": selection, "model": model, "measure": measure,
+                    "source": spread.source(len(cell), n_items, scored)}
+            stats = {"seed_sd": seeds, "n_seeds": len(cell), "bootstrap_sd": boot, "sd": spread.combined(seeds, boot)}
+            rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
+    return pd.DataFrame(rows)
+
+
+def cell_spread_view(table: pd.DataFrame) -> pd.DataFrame:
+    """`cell_spread` one row per cell and measure: seeds, the two sds, combined, and how it was measured."""
+    keys = ["dataset", "selection", "model", "measure", "source"]
+    wide = table.pivot_table(index=keys, columns="metric", values="ours", sort=False)
+    wide["n_seeds"] = wide["n_seeds"].astype(int)
+    return wide[["n_seeds", "seed_sd", "bootstrap_sd", "sd"]].round(3).reset_index(level="source").reset_index()
+
+
+def _bootstrap_sd(items: np.ndarray, n_test: int, measure: str) -> float:
+    """The bootstrap sd of one run's `measure` over its scored sentences (bpc: over the test sentences alone)."""
+    rows = items[-n_test:] if measure == "bpc" else items
+    return spread.bootstrap_sd(lambda totals: sentence_measure(totals, measure), [rows])
+
+
+def sentence_measure(totals: np.ndarray, measure: str) -> np.ndarray:
+    """`measure` (a `SPREAD_MEASURES`) of (..., SENTENCE_FIELDS) totals, as the tables compute it."""
+    t = dict(zip(SENTENCE_FIELDS, np.moveaxis(np.asarray(totals, dtype=float), -1, 0)))
+    if measure == "word_f1":
+        return sighan.measure_of_totals(np.asarray(totals)[..., :len(sighan.LINE_FIELDS)])
+    if measure == "bpc":
+        return t["bits"] / t["chars"]
+    missed = {"boundary_precision": "boundary_fp", "boundary_recall": "boundary_fn"}[measure]
+    return 100 * t["boundary_tp"] / (t["boundary_tp"] + t[missed])
 
 
 def paper_table2() -> pd.DataFrame:
