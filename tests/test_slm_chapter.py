@@ -195,6 +195,7 @@ def test_a_cells_spread_is_its_seed_sd_and_its_bootstrap_sd_combined(monkeypatch
     cell_runs = {seed: slm_experiment(configure("smoke"), "ptb", "rslm", seed=seed) for seed in (0, 1)}
     fake = [experiment.Cell("ptb", "rslm", s, "unsupervised", e) for s, e in cell_runs.items()]
     fake.append(experiment.Cell("ptb", "mslm", 0, "unsupervised", slm_experiment(configure("smoke"), "ptb", "mslm")))
+    fake.append(experiment.Cell("ptb", "rslm", 0, "lightly supervised", cell_runs[0]))
     items = {e: np.column_stack([rng.integers(5, 9, (40, 1)), rng.integers(0, 3, (40, 1)), rng.integers(5, 9, (40, 1)),
                                  rng.integers(0, 3, (40, 1)), np.zeros((40, 2)), rng.integers(3, 7, (40, 3)),
                                  rng.integers(20, 30, (40, 1)), rng.uniform(50, 90, (40, 1)), np.full((40, 1), 30)])
@@ -202,16 +203,28 @@ def test_a_cells_spread_is_its_seed_sd_and_its_bootstrap_sd_combined(monkeypatch
     monkeypatch.setattr(experiment, "select_learning_rates", lambda ch: ch)
     monkeypatch.setattr(tables, "cells", lambda ch: fake)
     monkeypatch.setattr(experiment, "sentence_items", lambda ch, exp, sel: (items[exp], 30))
-    runs = pd.DataFrame({"dataset": "PTB", "selection": "unsupervised", "model": ["RSLM", "RSLM", "MSLM"],
-                         "word_f1": [60.0, 64.0, 70.0], "bpc": [2.1, 2.3, 2.0], "boundary_precision": [80.0, 84.0, 90.0],
-                         "boundary_recall": [70.0, 71.0, 75.0]})
-    out = tables.cell_spread(configure("smoke"), runs).set_index(["model", "measure", "metric"])["ours"]
+    runs = pd.DataFrame({"dataset": "PTB", "selection": ["unsupervised"] * 3 + ["lightly supervised"],
+                         "model": ["RSLM", "RSLM", "MSLM", "RSLM"], "word_f1": [60.0, 64.0, 70.0, 66.0],
+                         "bpc": [2.1, 2.3, 2.0, 2.2], "boundary_precision": [80.0, 84.0, 90.0, 85.0],
+                         "boundary_recall": [70.0, 71.0, 75.0, 72.0]})
+    table = tables.cell_spread(configure("smoke"), runs)
+    light = table[table.selection == "lightly supervised"].set_index(["measure", "metric"])
+    table = table[table.selection == "unsupervised"]
+    out = table.set_index(["model", "measure", "metric"])["ours"]
     boot = [spread.bootstrap_sd(lambda t: tables.sentence_measure(t, "word_f1"), [items[cell_runs[s]]]) for s in (0, 1)]
     assert out[("RSLM", "word_f1", "seed_sd")] == pytest.approx(np.std([60, 64], ddof=1))
     assert out[("RSLM", "word_f1", "bootstrap_sd")] == pytest.approx(np.sqrt(np.mean(np.square(boot))))
     assert out[("RSLM", "word_f1", "sd")] == pytest.approx(np.hypot(np.std([60, 64], ddof=1), np.sqrt(np.mean(np.square(boot)))))
     assert out[("MSLM", "bpc", "n_seeds")] == 1 and math.isnan(out[("MSLM", "bpc", "seed_sd")])
     assert out[("MSLM", "bpc", "sd")] == out[("MSLM", "bpc", "bootstrap_sd")] > 0
+    mslm_items = items[fake[2].exp]           # bpc is resampled over the test sentences alone (the last 30)
+    bpc = lambda t: tables.sentence_measure(t, "bpc")  # noqa: E731
+    assert out[("MSLM", "bpc", "bootstrap_sd")] == pytest.approx(spread.bootstrap_sd(bpc, [mslm_items[-30:]]))
+    assert out[("MSLM", "bpc", "bootstrap_sd")] != pytest.approx(spread.bootstrap_sd(bpc, [mslm_items]))
+    # a one-seed cell takes the seed sd of the same model's cell at the other selection, and says so
+    assert light.loc[("word_f1", "n_seeds"), "ours"] == 1
+    assert light.loc[("word_f1", "seed_sd"), "ours"] == pytest.approx(np.std([60, 64], ddof=1))
+    assert "of the unsupervised cell" in light.loc[("word_f1", "seed_sd"), "source"]
 
 
 def test_a_run_is_scored_on_test_only_for_the_selections_asked(tmp_path, monkeypatch):

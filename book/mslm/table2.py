@@ -128,9 +128,10 @@ show(table[table.metric == "f1_median"][["dataset", "selection", "model", "ours"
 # ## The spread of each cell
 #
 # What a claim about these cells is judged against: for each cell and measure, the standard deviation over its
-# seeds, the bootstrap standard deviation over its test sentences (each seed's run scored again on resampled
-# sentences) and the two combined. It is the spread of one seed's value, an upper bound for a median's over
-# three seeds; a cell with one seed has the bootstrap alone.
+# seeds, the bootstrap standard deviation over its scored sentences (each seed's run scored again on resampled
+# sentences) and the two combined. The seed part is an estimate from three seeds (two degrees of freedom), of one
+# seed's spread, not of the median's; a cell with one seed takes the seed part of the same model's unsupervised
+# cell (its source says so).
 
 # %%
 cell_spread = write_results(tables.cell_spread(ch, runs), chapter="mslm", name="cell_spread", run=run,

@@ -61,9 +61,10 @@ def measured(seed_values: Sequence[float], bootstrap: float) -> dict[str, float]
     return {"seed_sd": s, "n_seeds": len(seed_values), "bootstrap_sd": bootstrap, "sd": combined(s, bootstrap)}
 
 
-def source(n_seeds: int, n_items: int, items: str, resamples: int = RESAMPLES) -> str:
-    """How a spread was measured, as the claims table shows it."""
-    parts = [f"sd over {n_seeds} seeds"] if n_seeds >= 2 else []
+def source(n_seeds: int, n_items: int, items: str, resamples: int = RESAMPLES, *, seeds_of: str = "") -> str:
+    """How a spread was measured, as the claims table shows it (`seeds_of`: whose seeds, where not the value's
+    own, e.g. "the unsupervised cell")."""
+    parts = [f"sd over {n_seeds} seeds" + (f" of {seeds_of}" if seeds_of else "")] if n_seeds >= 2 else []
     if n_items:
         parts.append(f"bootstrap over {n_items:,} {items} ({resamples:,} resamples)")
     return " ⊕ ".join(parts)

@@ -557,7 +557,7 @@ def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
     train_all(ch)
     rows = []
     for c in cells(ch):
-        m = evaluate_run(ch, c.exp)[c.selection]
+        m = evaluate_run(ch, c.exp, (c.selection,))[c.selection]
         rows.append({"dataset": c.corpus.upper(), "selection": c.selection, "model": c.encoder.upper(),
                      "seed": c.seed, "lr": c.exp.train.lr, "train_chars": c.exp.train.steps * c.exp.batch_chars,
                      **{k: v for k, v in m.items() if k not in ("items", "n_test")}})

@@ -79,9 +79,10 @@ SCORED_SENTENCES = {"test": "test sentences", "heldout": "dev and test sentences
 
 def cell_spread(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, selection, model) and measure of Tables 2 and 3: the sd over the cell's seeds (`runs`, from
-    `experiment.evaluate_all`), the bootstrap sd over its test sentences (each seed's run resampled; the root
-    mean of their variances) and the two combined: the spread of one seed's value, which bounds that of the
-    cells' median from above (the claims' quantities are medians over at most three seeds)."""
+    `experiment.evaluate_all`), the bootstrap sd over its scored sentences (each seed's run resampled; the root
+    mean of their variances) and the two combined. The seed part is an estimate from the cell's few seeds (two
+    degrees of freedom at three); a cell with one seed borrows the seed sd of the same model's cell at the other
+    selection (its source says so), so that its spread does not leave out the seed's variation."""
     ch = experiment.select_learning_rates(ch)
     by_cell: dict[tuple[str, str, str], list[SLMExperiment]] = {}
     for c in cells(ch):
@@ -90,16 +91,27 @@ def cell_spread(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
     for (dataset, selection, model), exps in by_cell.items():
         items = [experiment.sentence_items(ch, e, selection) for e in exps]
         cell = runs[(runs.dataset == dataset) & (runs.selection == selection) & (runs.model == model)]
+        donor = _seed_donor(runs, dataset, selection, model) if len(cell) < 2 else cell
         for measure in SPREAD_MEASURES:
-            boot = math.sqrt(np.mean([_bootstrap_sd(x, n_test, measure) ** 2 for x, n_test in items]))
-            seeds = spread.seed_sd(cell[measure])
+            boot = math.sqrt(np.nanmean([_bootstrap_sd(x, n_test, measure) ** 2 for x, n_test in items]))
+            seeds = spread.seed_sd(donor[measure])
             n_items = items[0][1] if measure == "bpc" else len(items[0][0])
             scored = "test sentences" if measure == "bpc" else SCORED_SENTENCES[ch.f1_split]
+            lent = f"the {donor.selection.iloc[0]} cell" if donor is not cell and len(donor) else ""
             keys = {"dataset": dataset, "selection": selection, "model": model, "measure": measure,
-                    "source": spread.source(len(cell), n_items, scored)}
+                    "source": spread.source(len(donor), n_items, scored, seeds_of=lent)}
             stats = {"seed_sd": seeds, "n_seeds": len(cell), "bootstrap_sd": boot, "sd": spread.combined(seeds, boot)}
             rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
     return pd.DataFrame(rows)
+
+
+def _seed_donor(runs: pd.DataFrame, dataset: str, selection: str, model: str) -> pd.DataFrame:
+    """The runs of the same dataset and model at the other selection with the most seeds (for a one-seed cell)."""
+    other = runs[(runs.dataset == dataset) & (runs.model == model) & (runs.selection != selection)]
+    if other.empty:
+        return other
+    best = other.groupby("selection").size().idxmax()
+    return other[other.selection == best]
 
 
 def cell_spread_view(table: pd.DataFrame) -> pd.DataFrame:
