@@ -94,13 +94,12 @@ def cell_spread(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
         donor = _seed_donor(runs, dataset, selection, model) if len(cell) < 2 else cell
         for measure in SPREAD_MEASURES:
             boot = math.sqrt(np.nanmean([_bootstrap_sd(x, n_test, measure) ** 2 for x, n_test in items]))
-            seeds = spread.seed_sd(donor[measure])
             n_items = items[0][1] if measure == "bpc" else len(items[0][0])
             scored = "test sentences" if measure == "bpc" else SCORED_SENTENCES[ch.f1_split]
             lent = f"the {donor.selection.iloc[0]} cell" if donor is not cell and len(donor) else ""
             keys = {"dataset": dataset, "selection": selection, "model": model, "measure": measure,
                     "source": spread.source(len(donor), n_items, scored, seeds_of=lent)}
-            stats = {"seed_sd": seeds, "n_seeds": len(cell), "bootstrap_sd": boot, "sd": spread.combined(seeds, boot)}
+            stats = {**spread.measured(list(donor[measure]), boot), "n_seeds": len(cell)}   # the cell's own count
             rows += [{**keys, "metric": k, "ours": v} for k, v in stats.items()]
     return pd.DataFrame(rows)
 
