@@ -143,6 +143,16 @@ def test_selection_agreement_counts_the_same_and_the_last_checkpoint():
     assert agreement.loc["PTB", "same_checkpoint"] == 0 and agreement.loc["PTB", "runs"] == 3
 
 
+def test_selection_agreement_counts_only_seeds_with_both_selections():
+    """At cpu the lightly supervised rows have one seed: the unsupervised rows' further seeds are no pair."""
+    ch = dataclasses.replace(mslm_experiment.configure(get_profile("smoke")), lr_grid={})
+    rows = [{"dataset": "PKU", "model": m, "seed": seed, "selection": sel, "selected_step": 10, "lr": 1e-3}
+            for m in ("RSLM", "MSLM", "DMSLM") for seed in (0, 1, 2)
+            for sel in (("unsupervised", "lightly supervised") if seed == 0 else ("unsupervised",))]
+    agreement = mslm_tables.selection_agreement(ch, pd.DataFrame(rows)).set_index("dataset")
+    assert agreement.loc["PKU"].tolist() == [3, 3, 0, 0]
+
+
 def _mmtnn_long(values: dict, datasets=("PKU",), metrics=("f1",), paper: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame([{"dataset": d, "model": m, "metric": metric, "ours": v + 10 * (metric == "oov_recall"),
                           "paper": (paper or {}).get(m, float("nan"))}

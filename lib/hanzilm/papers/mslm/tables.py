@@ -347,13 +347,13 @@ def grid_edges(grid: pd.DataFrame) -> str:
 
 
 def selection_agreement(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset: how many (cell, seed) pairs there are, in how many both selections (best dev bpc, best dev
-    MCC) kept the same checkpoint of the same run (rate), in how many of those it is the run's last step, and in
-    how many the lightly supervised selection took another rate. Where they agree, the lightly supervised row is
-    the unsupervised one again."""
+    """Per dataset: how many (cell, seed) pairs have both selections (best dev bpc, best dev MCC; a seed the
+    profile trains for one selection only is no pair), in how many both kept the same checkpoint of the same run
+    (rate), in how many of those it is the run's last step, and in how many the lightly supervised selection took
+    another rate. Where they agree, the lightly supervised row is the unsupervised one again."""
     steps = {(c.corpus.upper(), c.encoder.upper(), c.seed): c.exp.train.steps for c in cells(ch)}
     key = ["dataset", "model", "seed"]
-    picked = runs.pivot_table(index=key, columns="selection", values=["selected_step", "lr"])
+    picked = runs.pivot_table(index=key, columns="selection", values=["selected_step", "lr"]).dropna()
     step, lr = picked["selected_step"], picked["lr"]
     last = [steps[k] for k in picked.index]
     same_rate = lr["unsupervised"] == lr["lightly supervised"]
