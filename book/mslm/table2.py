@@ -246,5 +246,5 @@ display(Markdown(tables.selection_reading(agreement, table)))
 #    `Output/ExperimentsA/pku/pku_mslm_lr1e-3_s13.csv` in their repository: 51 % at 2 M characters, 71 % at
 #    4 M). Each ingredient alone ($d=256$; large batches and low rate; 32 word2vec epochs; fp32 output; the
 #    authors' per-sentence loss, encoder-input projection or decoder dropout placement) left dev MCC between
-#    0.35 and 0.6 in calibration runs of 0.25-1 M characters.
+#    35 % and 60 % in calibration runs of a quarter of a million to a million characters.
 # 3. *What stays short.* The training length: 0.8 M characters against the paper's 67 M.
