@@ -248,6 +248,14 @@ def test_idiom_contributions_sum_to_the_logit():
     assert len(table) == 4 and {"proj_1", "proj_rank_3", "rank_alone"} <= set(table.columns)
 
 
+def test_the_appendix_table_gives_the_median_rank_over_every_idiom():
+    """Appendix B's scale gate reads it: whether the model completes idioms at all."""
+    results = idioms.analyse(_backpack(), VOCAB, ["画蛇添足", "沙滩理想", "很多人海"])
+    long = idioms.appendix_table(results).set_index(["idiom", "metric"]).ours
+    ranks = sorted(long[(w, "rank")] for w in results)
+    assert long[(idioms.ALL_IDIOMS, "median_rank")] == ranks[1]
+
+
 # --- lexicons ------------------------------------------------------------------------------------------------------
 def test_dictionary_gloss_and_proper_nouns():
     d = lexicon.Dictionary({

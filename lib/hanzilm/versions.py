@@ -77,6 +77,8 @@ MEASURED_ANEW: dict[str, dict[int, dict[str, str]]] = {
         "table6_spread.csv": "df045364db43383c5be0f6aeccf604b71acd0f0ac94cb9029eaec41f3b780cda",
         "trends_settled.csv": "c6afe7efa663cb1a309eded82bf59037d4b264dd9a052fd5aa11d1312662a064",
         "table8_spread.csv": "56115d50446d1226b8cf194d2c4b83edc26cd9ef1ad064733d905805a5b1f911",
+        # Appendix B's scale gate: the median rank of the last character over every chosen idiom
+        "appendix_idioms.csv": "ac05fdf4bf2f91bfabdf4335a4dd2dcb884687aa47fb995ea44964336e7bb62c",
     }},
     # each model's own spread for the values the paper states (over seeds and test sentences)
     "mmtnn": {3: {"model_spread.csv": "cd81ea8591327f860a9ff94aaccc296258543c9ab64cf644c352dcf12ea88280"}},
