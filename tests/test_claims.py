@@ -328,6 +328,9 @@ def test_a_replicate_flip_is_counted(tmp_path, monkeypatch):
     got = C.stability("p", tables).set_index("id")
     assert got.loc["t.h", "book"] == "holds" and got.loc["t.h", "replicate_verdict"] == "fails"
     assert got.loc["t.h", "flip"] and got.loc["t.h", "moved"]
+    assert (got.loc["t.h", "book_value"], got.loc["t.h", "replicate_value"]) == (2.0, -2.0)
+    page = C.stability_html(got.reset_index())
+    assert "holds (2 ± 0.1)" in page and "fails (-2 ± 0.1)" in page
     rows.assign(ours=[90.1, 90.0]).to_csv(replicate / "t.csv", index=False)
     got = C.stability("p", tables).set_index("id")
     assert got.loc["t.h", "replicate_verdict"] == "inconclusive" and not got.loc["t.h", "flip"]

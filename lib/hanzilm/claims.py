@@ -242,8 +242,11 @@ def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None,
         for i in book.index[book.paper == chapter]:
             a, b = book.at[i, "verdict"], other.at[i, "verdict"]
             rows.append({"replicate": name, "chapter": chapter, "id": i, "book": a, "replicate_verdict": b,
+                         "book_value": book.at[i, "ours"], "book_spread": book.at[i, "spread"],
+                         "replicate_value": other.at[i, "ours"], "replicate_spread": other.at[i, "spread"],
                          "moved": a != b, "flip": {a, b} & FAVOURABLE != set() and {a, b} & UNFAVOURABLE != set()})
-    return pd.DataFrame(rows, columns=["replicate", "chapter", "id", "book", "replicate_verdict", "moved", "flip"])
+    return pd.DataFrame(rows, columns=["replicate", "chapter", "id", "book", "replicate_verdict", "book_value",
+                                       "book_spread", "replicate_value", "replicate_spread", "moved", "flip"])
 
 
 def stability_long(stable: pd.DataFrame) -> pd.DataFrame:
@@ -262,12 +265,18 @@ def stability_html(stable: pd.DataFrame) -> str:
     summary = stable.groupby(["replicate", "chapter"]).agg(claims=("id", "size"), moved=("moved", "sum"),
                                                            flips=("flip", "sum")).reset_index()
     moved = stable[stable.moved]
-    rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}</td><td>{r.book}</td>"
-                   f"<td>{r.replicate_verdict}</td><td>{'flip' if r.flip else ''}</td></tr>"
-                   for r in moved.itertuples())
+    rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}</td>"
+                   f"<td>{r.book} ({_with_spread(r.book_value, r.book_spread)})</td>"
+                   f"<td>{r.replicate_verdict} ({_with_spread(r.replicate_value, r.replicate_spread)})</td>"
+                   f"<td>{'flip' if r.flip else ''}</td></tr>" for r in moved.itertuples())
     return (f"<div class='hanzilm-verdicts'>{rule}{summary.to_html(index=False)}"
-            "<table><thead><tr><th>replicate</th><th>claim</th><th>book</th><th>replicate</th><th></th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div>")
+            "<p>Every claim that moved, its verdict and value (± its sd) in the book's run and in the replicate:</p>"
+            "<table class='dataframe'><thead><tr><th>replicate</th><th>claim</th><th>book</th><th>replicate</th>"
+            f"<th></th></tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+def _with_spread(value: float, sd: float) -> str:
+    return _fmt(value) + ("" if math.isnan(sd) else f" ± {_fmt(sd)}")
 
 
 def _require_tables(claims: list[Claim], tables: dict[str, pd.DataFrame], profile: str) -> None:
