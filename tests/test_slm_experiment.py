@@ -14,7 +14,7 @@ from hanzilm.data.resolve import resolve
 from hanzilm.data.snlm import TAG_SYMBOLS, cws_normalise, display, load_snlm, to_symbols
 from hanzilm.papers.mslm.data import CharBatches, eval_batches, pack
 from hanzilm.papers.mslm.experiment import configure, paper_lr, slm_experiment
-from hanzilm.papers.mslm.metrics import boundaries, boundary_counts, segmentation_metrics
+from hanzilm.papers.mslm.metrics import boundaries, boundary_counts, score_segmentations
 
 
 def test_boundaries_and_counts():
@@ -23,7 +23,7 @@ def test_boundaries_and_counts():
     assert (c.tp, c.fp, c.fn, c.tn) == (1, 1, 1, 2)
     assert c.precision == c.recall == 0.5
     assert c.mcc == pytest.approx((1 * 2 - 1 * 1) / math.sqrt(2 * 2 * 3 * 3))
-    perfect = segmentation_metrics([["ab", "c"], ["xyz"]], [["ab", "c"], ["xyz"]])
+    perfect = score_segmentations([["ab", "c"], ["xyz"]], [["ab", "c"], ["xyz"]]).metrics
     assert perfect["word_f1"] == 100 and perfect["boundary_mcc"] == 100
     with pytest.raises(ValueError):
         boundary_counts([["ab"]], [["abc"]])

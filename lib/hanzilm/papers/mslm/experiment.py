@@ -247,7 +247,7 @@ class CorpusEval:
     chars: int
     sentence_bpc: list[float]        # per sentence, for the authors' per-sentence averaging
     segmentations: list[list[str]]   # Viterbi, as word lists
-    metrics: dict[str, float]        # segmentation_metrics + bpc + bpc_sentence_mean
+    metrics: dict[str, float]        # score_segmentations' metrics + bpc + bpc_sentence_mean
     items: np.ndarray                # (sentences, SENTENCE_FIELDS): what a bootstrap over sentences resamples
 
     @property

@@ -35,13 +35,14 @@ class BoundaryCounts:
     fn: int = 0
     tn: int = 0
 
+    # precision and recall also take arrays of counts (a bootstrap's resampled totals)
     @property
     def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else math.nan
+        return _ratio(self.tp, self.tp + self.fp)
 
     @property
     def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else math.nan
+        return _ratio(self.tp, self.tp + self.fn)
 
     @property
     def f1(self) -> float:
@@ -56,6 +57,13 @@ class BoundaryCounts:
         return (tp * tn - fp * fn) / den if den else 0.0
 
 
+def _ratio(num, den):
+    """num / den, NaN where den is 0: a float for counts, an array for arrays of them."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(np.asarray(den) == 0, np.nan, np.true_divide(num, den))
+    return float(out) if out.ndim == 0 else out
+
+
 def sentence_boundaries(gold: Sequence[str], pred: Sequence[str]) -> tuple[int, int, int, int]:
     """One sentence's boundary decisions: (true positives, false positives, false negatives, true negatives)."""
     n = sum(map(len, gold))
@@ -65,17 +73,23 @@ def sentence_boundaries(gold: Sequence[str], pred: Sequence[str]) -> tuple[int, 
     return len(gb & pb), len(pb - gb), len(gb - pb), max(n - 1, 0) - len(gb | pb)
 
 
+def sentence_boundary_rows(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
+    """(sentences, 4): each sentence's `sentence_boundaries`."""
+    rows = [sentence_boundaries(g, p) for g, p in zip(gold, pred, strict=True)]
+    return np.array(rows, dtype=float).reshape(len(rows), 4)
+
+
 def boundary_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> BoundaryCounts:
-    c = BoundaryCounts()
-    for g, p in zip(gold, pred, strict=True):
-        tp, fp, fn, tn = sentence_boundaries(g, p)
-        c.tp, c.fp, c.fn, c.tn = c.tp + tp, c.fp + fp, c.fn + fn, c.tn + tn
-    return c
+    return _total(sentence_boundary_rows(gold, pred))
+
+
+def _total(rows: np.ndarray) -> BoundaryCounts:
+    return BoundaryCounts(*(int(x) for x in rows.sum(axis=0)))
 
 
 @dataclass
 class Scored:
-    metrics: dict[str, float]   # `segmentation_metrics`
+    metrics: dict[str, float]   # word and boundary precision / recall / F1, boundary MCC, in %
     items: np.ndarray           # (sentences, SEGMENTATION_FIELDS): what each sentence adds to the metrics' totals
 
 
@@ -85,16 +99,10 @@ def score_segmentations(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[s
     (in %), with each sentence's counts."""
     result = score([], gold, pred, mode=mode)
     words = result.total
-    per_sentence = np.array([sentence_boundaries(g, p) for g, p in zip(gold, pred, strict=True)],
-                            dtype=float).reshape(len(gold), 4)
-    b = BoundaryCounts(*(int(x) for x in per_sentence.sum(axis=0)))
+    per_sentence = sentence_boundary_rows(gold, pred)
+    b = _total(per_sentence)
     metrics = {"word_precision": 100 * words.precision, "word_recall": 100 * words.recall,
                "word_f1": 100 * words.f1, "boundary_precision": 100 * b.precision,
                "boundary_recall": 100 * b.recall, "boundary_f1": 100 * b.f1, "boundary_mcc": 100 * b.mcc}
     return Scored(metrics, np.hstack([line_counts(result), per_sentence]))
 
-
-def segmentation_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
-                         mode: str = DEFAULT_MODE) -> dict[str, float]:
-    """`score_segmentations`' metrics."""
-    return score_segmentations(gold, pred, mode).metrics

@@ -25,6 +25,7 @@ from ...store import load_history
 from . import experiment
 from .experiment import (CORPORA, SENTENCE_FIELDS, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
                          train_slm)
+from .metrics import BoundaryCounts
 from .model import ENCODERS
 
 DATASETS = {corpus.upper(): names for corpus, names in experiment.DATASETS.items()}   # by="dataset"
@@ -130,8 +131,8 @@ def sentence_measure(totals: np.ndarray, measure: str) -> np.ndarray:
         return sighan.measure_of_totals(np.asarray(totals)[..., :len(sighan.LINE_FIELDS)])
     if measure == "bpc":
         return t["bits"] / t["chars"]
-    missed = {"boundary_precision": "boundary_fp", "boundary_recall": "boundary_fn"}[measure]
-    return 100 * t["boundary_tp"] / (t["boundary_tp"] + t[missed])
+    b = BoundaryCounts(t["boundary_tp"], t["boundary_fp"], t["boundary_fn"], t["boundary_tn"])
+    return 100 * {"boundary_precision": b.precision, "boundary_recall": b.recall}[measure]
 
 
 def paper_table2() -> pd.DataFrame:
