@@ -32,12 +32,21 @@ def test_paired_arrays_must_hold_the_same_items():
         spread.bootstrap_sd(lambda a, b: a[:, 0], [np.ones((3, 1)), np.ones((4, 1))])
 
 
-def test_seed_sd_and_their_combination():
-    assert spread.seed_sd([1.0, 2.0, 3.0]) == pytest.approx(1.0)
-    assert math.isnan(spread.seed_sd([1.0]))
+def test_the_sd_of_the_defined_values_and_their_combination():
+    assert spread.sd([1.0, 2.0, 3.0]) == pytest.approx(1.0)
+    assert spread.sd([1.0, math.nan, 2.0, 3.0]) == pytest.approx(1.0)   # a resample on which a ratio is undefined
+    assert math.isnan(spread.sd([1.0, math.nan]))
     assert spread.combined(3.0, 4.0) == pytest.approx(5.0)
     assert spread.combined(math.nan, 4.0) == pytest.approx(4.0)
     assert math.isnan(spread.combined(math.nan))
     assert spread.source(3, 1944, "test sentences") == (
         "sd over 3 seeds ⊕ bootstrap over 1,944 test sentences (1,000 resamples)")
     assert spread.source(1, 147, "cloze items") == "bootstrap over 147 cloze items (1,000 resamples)"
+
+
+def test_groups_drawn_apart_are_drawn_again_apart():
+    big, single, other = spread.draws_within([3, 1, 4], resamples=50)
+    assert (big.sum(axis=1) == 3).all() and (other.sum(axis=1) == 4).all()   # each group keeps its size
+    assert (big == spread.draws(3, 50)).all()
+    assert (other == spread.draws(4, 50, seed=spread.SEED + 2)).all()       # its own stream, not the first's
+    assert single.shape == (50, 1) and np.isnan(single).all()                # one item has no spread

@@ -3,7 +3,7 @@
 A comparative claim (`hanzilm.claims`) is judged against the spread of its quantity, a standard deviation read
 from a results table that a chapter writes with these functions on every run:
 
-    seed_sd([gain_at_seed0, gain_at_seed1, gain_at_seed2])         # the same configs trained again
+    sd([gain_at_seed0, gain_at_seed1, gain_at_seed2])              # the same configs trained again
     bootstrap_sd(lambda a, b: f1(a) - f1(b), [counts_a, counts_b])   # the test items drawn again, paired
     combined(seed, boot)                                           # both: they add in quadrature
 
@@ -30,6 +30,13 @@ def draws(n_items: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndar
     return rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=resamples)
 
 
+def draws_within(sizes: Sequence[int], resamples: int = RESAMPLES) -> list[np.ndarray]:
+    """`draws` for items drawn again within their groups (groups that were sampled apart): the i-th group's own
+    stream, `draws(n, seed=SEED + i)`, and all NaN for a group of fewer than 2 items, whose values then are too."""
+    return [draws(n, resamples, SEED + i) if n >= 2 else np.full((resamples, n), np.nan)
+            for i, n in enumerate(sizes)]
+
+
 def bootstrap_sd(statistic: Callable[..., np.ndarray], per_item: Sequence[np.ndarray], *,
                  resamples: int = RESAMPLES, seed: int = SEED) -> float:
     """The bootstrap standard deviation of `statistic` over the items (rows) shared by every array of `per_item`
@@ -43,8 +50,9 @@ def bootstrap_sd(statistic: Callable[..., np.ndarray], per_item: Sequence[np.nda
     return float(np.std(values, ddof=1))
 
 
-def seed_sd(values: Sequence[float]) -> float:
-    """The sample standard deviation over seeds (NaN with fewer than two)."""
+def sd(values: Sequence[float]) -> float:
+    """The sample standard deviation of the values that are defined (NaN with fewer than two): over seeds, or over
+    bootstrap resamples (a ratio is undefined on a draw whose denominator is 0)."""
     v = [float(x) for x in values if not math.isnan(float(x))]
     return float(np.std(v, ddof=1)) if len(v) >= 2 else math.nan
 
@@ -57,7 +65,7 @@ def combined(*sds: float) -> float:
 
 def measured(seed_values: Sequence[float], bootstrap: float) -> dict[str, float]:
     """A spread table's numbers: the sd over the seeds' values, how many, the bootstrap sd, the two combined."""
-    s = seed_sd(seed_values)
+    s = sd(seed_values)
     return {"seed_sd": s, "n_seeds": len(seed_values), "bootstrap_sd": bootstrap, "sd": combined(s, bootstrap)}
 
 

@@ -171,5 +171,5 @@ def table6_spread(per_prompt: pd.DataFrame) -> pd.DataFrame:
     n = per_prompt.prompt.nunique()
     values = table6_claim_values(per_prompt, spread.draws(n))
     src = spread.source(1, n, "prompts of Table 9 (one draw for every target and multipliers)")
-    return pd.DataFrame([{"quantity": q, "source": src, "metric": "sd", "ours": float(np.std(v, ddof=1))}
+    return pd.DataFrame([{"quantity": q, "source": src, "metric": "sd", "ours": spread.sd(v)}
                          for q, v in values.items()])

@@ -299,5 +299,5 @@ def table5_spread(per_prompt: pd.DataFrame) -> pd.DataFrame:
     n = per_prompt.prompt.nunique()
     values = table5_claim_values(per_prompt, spread.draws(n))
     src = spread.source(1, n, "prompts of Table 10 (one draw for every word, metric and edit)")
-    return pd.DataFrame([{"quantity": q, "source": src, "metric": "sd", "ours": float(np.std(v, ddof=1))}
+    return pd.DataFrame([{"quantity": q, "source": src, "metric": "sd", "ours": spread.sd(v)}
                          for q, v in values.items()])

@@ -290,10 +290,11 @@ def table8_spread(table8_long: pd.DataFrame) -> pd.DataFrame:
     within = table8_long[table8_long.metric == "within_10pct"].set_index("word")["ours"].astype(float)
     unstable = within[within.index.isin(TABLE8_UNSTABLE)].to_numpy()
     stable = within[~within.index.isin(TABLE8_UNSTABLE)].to_numpy()
-    values = (spread.draws(len(stable)) @ stable / len(stable)
-              - spread.draws(len(unstable), seed=spread.SEED + 1) @ unstable / len(unstable))
+    w_stable, w_unstable = spread.draws_within([len(stable), len(unstable)])
+    values = w_stable @ stable / len(stable) - w_unstable @ unstable / len(unstable)
     source = spread.source(1, len(within), "Table 8 words, within their stability group (each with all its senses)")
-    return pd.DataFrame([{"quantity": "t8.unstable_subset", "source": source, "metric": "sd", "ours": _sd(values)}])
+    return pd.DataFrame([{"quantity": "t8.unstable_subset", "source": source, "metric": "sd",
+                          "ours": spread.sd(values)}])
 
 
 def first_character_shares(lambdas: dict) -> pd.DataFrame:
@@ -363,18 +364,10 @@ def table3_spread(per_sense: pd.DataFrame, sets: WordSets) -> pd.DataFrame:
     type with fewer than two words gives NaN."""
     per_word = word_buckets(per_sense, sets)
     sizes = {kind: int((per_word.type == kind).sum()) for kind in sets.words}
-    weights = {kind: spread.draws(n, seed=spread.SEED + i) if n >= 2 else np.full((spread.RESAMPLES, n), np.nan)
-               for i, (kind, n) in enumerate(sizes.items())}           # each type its own stream of draws
+    weights = dict(zip(sizes, spread.draws_within(list(sizes.values()))))
     sources = {f"t3.{kind}.{claim}": spread.source(1, n, f"drawn {kind} words (each with all its senses)")
                for kind, n in sizes.items() for claim in ("stable_90pct", "within_10pct")}
     sources["t3.order"] = spread.source(1, sum(sizes.values()), "drawn words, within each type (each with all its "
                                                                 "senses)")
-    return pd.DataFrame([{"quantity": q, "source": sources[q], "metric": "sd", "ours": _sd(v)}
+    return pd.DataFrame([{"quantity": q, "source": sources[q], "metric": "sd", "ours": spread.sd(v)}
                          for q, v in table3_claim_values(per_word, weights).items()])
-
-
-def _sd(values: np.ndarray) -> float:
-    """The sd over the draws that give a value (a share is undefined on a draw of words none of whose senses
-    has a defined ratio); NaN with fewer than two."""
-    v = values[~np.isnan(values)]
-    return float(np.std(v, ddof=1)) if len(v) >= 2 else float("nan")

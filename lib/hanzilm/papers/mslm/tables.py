@@ -61,8 +61,8 @@ def table2(runs: pd.DataFrame) -> pd.DataFrame:
     """Median, mean and sd over seeds of word F1 and test bpc per (dataset, selection, model), long form; with
     the cell's rate and training characters per run (what a claim's scale requirement reads)."""
     g = runs.groupby(["dataset", "selection", "model"], sort=False)
-    stats = g.agg(f1_median=("word_f1", "median"), f1_mean=("word_f1", "mean"), f1_sd=("word_f1", spread.seed_sd),
-                  bpc_median=("bpc", "median"), bpc_mean=("bpc", "mean"), bpc_sd=("bpc", spread.seed_sd),
+    stats = g.agg(f1_median=("word_f1", "median"), f1_mean=("word_f1", "mean"), f1_sd=("word_f1", spread.sd),
+                  bpc_median=("bpc", "median"), bpc_mean=("bpc", "mean"), bpc_sd=("bpc", spread.sd),
                   bpc_sentence_mean=("bpc_sentence_mean", "mean"), n_seeds=("seed", "nunique"),
                   lr=("lr", "first"), train_chars=("train_chars", "max"))
     return stats.reset_index().melt(id_vars=["dataset", "selection", "model"], var_name="metric",
