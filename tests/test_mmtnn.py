@@ -228,6 +228,25 @@ def test_pretrained_vectors_initialise_the_lookup_table():
 
 # ---- the chapter config and its store ----
 
+def test_under_bf16_autocast_the_hinge_is_fp32_arithmetic_on_bf16_products():
+    from hanzilm.papers.mmtnn.experiment import SegmentationConfig, train_config
+
+    torch.manual_seed(0)
+    enc = _encoder()
+    model = WindowTagger(TaggerSpec(dim=8, hidden=16, factors=4, bigram=True), len(enc.vocab), enc.n_bigrams)
+    batch = enc.batch_words([["我", "爱", "北京", "天安门"], ["北京", "欢迎", "你"]])
+    exact = model.loss(batch)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        fast = model.loss(batch)
+        assert model.scores(batch).dtype == torch.bfloat16     # the products are bf16 ...
+    assert fast.dtype == torch.float32                          # ... the margins and path sums are not
+    assert float(fast) == pytest.approx(float(exact), rel=0.02)
+    fast.backward()
+    assert all(p.grad is None or torch.isfinite(p.grad).all() for p in model.parameters())
+    assert train_config(SegmentationConfig(precision="bf16"), 100).precision == "bf16"
+    assert train_config(SegmentationConfig(), 100).precision == "fp32"
+
+
 def test_chapter_config_composes_the_profile():
     import dataclasses
 

@@ -83,6 +83,7 @@ class SegmentationConfig:
     bigram_min_freq: int = 2
     crf_c2: float = 0.5
     crf_max_iterations: int = 200
+    precision: str = "fp32"              # "bf16": the neural taggers' training forward under autocast
     seed: int = 0
 
     def __post_init__(self):
@@ -183,7 +184,8 @@ def train_config(cfg: SegmentationConfig, n_train: int) -> TrainConfig:
     epochs = max(cfg.epochs, math.ceil(cfg.min_steps / per_epoch))
     return TrainConfig(steps=epochs * per_epoch, lr=cfg.lr, optimizer="adagrad", weight_decay=cfg.l2,
                        eval_every=per_epoch, checkpoint_every=per_epoch, metric="dev_f1", metric_mode="max",
-                       log_every=max(1, min(50, per_epoch)), seed=cfg.seed, patience=cfg.patience)
+                       log_every=max(1, min(50, per_epoch)), seed=cfg.seed, patience=cfg.patience,
+                       precision=cfg.precision)
 
 
 def run_dir(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:

@@ -104,7 +104,7 @@ class WindowTagger(nn.Module):
     # ---- max-margin training ----
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Mean over the batch of max(0, max_y [s(y) + Delta(y, gold)] - s(gold)), Delta = kappa * wrong tags."""
-        s = self.scores(batch)
+        s = self.scores(batch).float()   # under bf16 autocast too: the margins and path sums stay fp32
         gold, lengths = batch["tags"], batch["lengths"]
         valid = gold >= 0
         with torch.no_grad():
