@@ -189,7 +189,6 @@ def check_mslm(prof, args, device: torch.device, peak: float | None) -> list[Res
 def check_mmtnn(prof, args, device: torch.device, peak: float | None) -> list[Result]:
     from hanzilm.papers.mmtnn import experiment as ex
     from hanzilm.papers.mmtnn import plan as tp
-    from hanzilm.papers.mmtnn.encoding import Encoder
     from hanzilm.papers.mmtnn.segmenter import Segmenter
 
     ch = ex.configure(prof)
@@ -204,8 +203,7 @@ def check_mmtnn(prof, args, device: torch.device, peak: float | None) -> list[Re
         torch.set_num_threads(ex.TRAIN_THREADS)
         try:
             train_s, _ = ex.split_sentences(cfg)
-            encoder = Encoder.build(["".join(s) for s in train_s], min_freq=cfg.char_min_freq, bigrams=cfg.bigram,
-                                    bigram_min_freq=cfg.bigram_min_freq)
+            encoder = ex.build_encoder(cfg, train_s)
             res.tokens_per_s, _, model = timed_training(
                 lambda: ex.build_model(cfg, encoder), ex.train_config(cfg, len(train_s)),
                 ex._batches(cfg, encoder, train_s), args, cpu, bf16=False, compile_ok=False)

@@ -45,8 +45,7 @@ def main() -> None:
     for model, bigram in TAGGERS:
         cfg = ch.model(dataset="pku", model=model, pretrained=bigram, bigram=bigram)
         train, _ = ex.split_sentences(cfg)
-        encoder = Encoder.build(["".join(s) for s in train], min_freq=cfg.char_min_freq, bigrams=cfg.bigram,
-                                bigram_min_freq=cfg.bigram_min_freq)
+        encoder = ex.build_encoder(cfg, train)
         batch = ex._batches(cfg, encoder, train)
         batches = [batch(i) for i in range(args.steps)]
         times: dict[str, list[float]] = {"fp32": [], "bf16": []}

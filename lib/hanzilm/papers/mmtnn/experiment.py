@@ -194,6 +194,12 @@ def run_dir(ch: MMTNNChapter, cfg: SegmentationConfig) -> Path:
 
 # ---- neural models ----
 
+def build_encoder(cfg: SegmentationConfig, train: Sequence[Sequence[str]]) -> Encoder:
+    """The lookup of `cfg`'s tagger: characters (and bigrams) of its training sentences, rare ones <unk>."""
+    return Encoder.build(["".join(s) for s in train], min_freq=cfg.char_min_freq, bigrams=cfg.bigram,
+                         bigram_min_freq=cfg.bigram_min_freq)
+
+
 def build_model(cfg: SegmentationConfig, encoder: Encoder, vectors: Mapping[str, np.ndarray] | None = None
                 ) -> WindowTagger:
     """The untrained tagger of `cfg`; `vectors` (pre-trained character vectors) initialise its lookup table."""
@@ -262,8 +268,7 @@ def train_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig) -> Segmenter:
     if cfg.model == "crf":
         raise HanzilmError("the CRF is trained with train_crf_segmenter")
     train, dev = split_sentences(cfg)
-    encoder = Encoder.build(["".join(s) for s in train], min_freq=cfg.char_min_freq, bigrams=cfg.bigram,
-                            bigram_min_freq=cfg.bigram_min_freq)
+    encoder = build_encoder(cfg, train)
 
     def build() -> WindowTagger:
         vectors = char_vectors(ch.word2vec, required(ch.store)) if cfg.pretrained else None

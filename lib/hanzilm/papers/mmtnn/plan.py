@@ -14,7 +14,6 @@ from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...plan import ChapterPlan, Extra, ModelPlan, Rate
 from ...profiles import Profile
 from . import experiment as ex
-from .encoding import Encoder
 from .experiment import DATASETS, MODELS, MMTNNChapter, SegmentationConfig
 from .tables import TABLE5, spread_configs
 from .tagger import WindowTagger
@@ -55,8 +54,7 @@ def plan(profile: Profile) -> ChapterPlan:
             extras.append(Extra(f"{dataset} CRF ({cfg.crf_max_iterations} L-BFGS iterations)",
                                 cfg.crf_max_iterations * CRF_SECONDS_PER_ITERATION / 3600, on="cpu"))
             continue
-        encoder = Encoder.build(["".join(s) for s in train], min_freq=cfg.char_min_freq, bigrams=cfg.bigram,
-                                bigram_min_freq=cfg.bigram_min_freq)
+        encoder = ex.build_encoder(cfg, train)
         net = WindowTagger(ex.spec_of(cfg), len(encoder.vocab), encoder.n_bigrams)
         steps = ex.train_config(cfg, len(train)).steps
         epochs = steps / math.ceil(len(train) / cfg.batch_size)
