@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import json
 import math
+import os
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +18,7 @@ import pytest
 
 from hanzilm import paths
 from hanzilm.errors import HanzilmError
+from hanzilm.machine import ONEDNN_ISA_VARS, cpu_flags_bf16
 from hanzilm.data.manifest import load_manifest
 from hanzilm.papers.mslm import experiment, tables
 from hanzilm.papers.mslm.experiment import (MSLMChapter, SLMExperiment, cells, configure, evaluate_corpus,
@@ -242,6 +249,49 @@ def test_a_run_is_scored_on_test_only_for_the_selections_asked(tmp_path, monkeyp
     assert len(scored) == 1 + (both["unsupervised"]["selected_step"] != light["lightly supervised"]["selected_step"])
     n = len(scored)
     assert evaluate_run(ch, exp) == both and len(scored) == n
+
+
+def _scored_in_bf16(root: str) -> dict:
+    """A smoke PKU MSLM trained under bf16 autocast, scored by evaluate_run: the precision of each evaluate_corpus
+    call, the record's name and test bpc, and the test pass again in bf16 (SLMRun.evaluate) and in fp32."""
+    ch = _smoke(Path(root), seeds={"*": (0,)}, lr={"pku/mslm": 3e-3}, f1_split="test", eval_sentences=20)
+    ch = dataclasses.replace(ch, pku=dataclasses.replace(ch.pku, train=dataclasses.replace(ch.pku.train,
+                                                                                           precision="bf16")))
+    exp = slm_experiment(ch, "pku", "mslm")
+    real, precisions = experiment.evaluate_corpus, []
+
+    def evaluate_corpus(*args, **kwargs):
+        bound = inspect.signature(real).bind(*args, **kwargs)
+        bound.apply_defaults()
+        precisions.append(bound.arguments["precision"])
+        return real(*args, **kwargs)
+    experiment.evaluate_corpus = evaluate_corpus
+    out = evaluate_run(ch, exp, ("unsupervised",))["unsupervised"]
+    experiment.evaluate_corpus = real
+    run = train_slm(ch.store, exp)
+    test = run.data.test[:20]
+    return {"precisions": precisions, "records": sorted(p.name for p in run_dir(ch.store, exp).glob("eval-*")),
+            "bpc": out["bpc"], "bf16": run.evaluate("unsupervised", test).bpc,
+            "fp32": real(run.models["unsupervised"], run.data, test, exp.eval_batch_chars).bpc}
+
+
+@pytest.mark.skipif(not cpu_flags_bf16(), reason="this CPU has no native bfloat16 (AVX512_BF16/AMX), and oneDNN "
+                    "has no bf16 LSTM without it; the cpu profile trains and scores the segmental LMs in fp32 here")
+def test_a_run_is_scored_in_the_precision_it_trained_in(tmp_path):
+    """A run trained under bf16 autocast is scored under it too (close to an fp32 pass, not equal to it), its
+    record kept apart from an fp32 one; the dev passes during training stay fp32. In a process whose oneDNN may
+    use bf16 (the tests cap it at AVX2, where it has no bf16 LSTM)."""
+    env = {k: v for k, v in os.environ.items() if k not in ONEDNN_ISA_VARS} | {"HANZILM_PROGRESS": "0"}
+    code = ("import json, sys; import test_slm_chapter as t; from hanzilm.machine import cpu_has_bf16; "
+            "assert cpu_has_bf16(); print(json.dumps(t._scored_in_bf16(sys.argv[1])))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, cwd=Path(__file__).parent,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert set(got["precisions"][:-1]) == {"fp32"} and got["precisions"][-1] == "bf16"   # dev passes, the test
+    assert got["records"] == ["eval-test-20-official-bf16.json"]
+    assert got["bpc"] == pytest.approx(got["bf16"], rel=1e-9)
+    assert got["bf16"] != got["fp32"] and got["bf16"] == pytest.approx(got["fp32"], rel=1e-2)
 
 
 def test_the_chapter_scores_each_run_for_the_selections_table2_reads(monkeypatch):

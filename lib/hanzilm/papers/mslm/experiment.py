@@ -257,9 +257,10 @@ class CorpusEval:
 
 @torch.no_grad()
 def evaluate_corpus(model: SegmentalLM, data: SLMData, sentences: Sequence[Sequence[str]],
-                    batch_chars: int = 16384, scoring: str = DEFAULT_MODE) -> CorpusEval:
+                    batch_chars: int = 16384, scoring: str = DEFAULT_MODE, precision: str = "fp32") -> CorpusEval:
     """Bits per character (total bits / total characters) and the Viterbi segmentation scored against the
-    gold words of `sentences` (the SIGHAN scorer in mode `scoring`)."""
+    gold words of `sentences` (the SIGHAN scorer in mode `scoring`). precision "bf16": the model's products
+    under bf16 autocast, as it trained (the lattice stays fp32)."""
     was_training = model.training
     model.eval()
     texts = ["".join(s) for s in sentences]
@@ -268,7 +269,8 @@ def evaluate_corpus(model: SegmentalLM, data: SLMData, sentences: Sequence[Seque
     segs: list[list[str]] = [[] for _ in rows]
     device = next(model.parameters()).device
     for idx, batch in eval_batches(rows, batch_chars):
-        ll, lengths = model.analyse({k: v.to(device) for k, v in batch.items()})
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+            ll, lengths = model.analyse({k: v.to(device) for k, v in batch.items()})
         for j, i in enumerate(idx):
             logp[i] = float(ll[j])
             segs[i] = split(texts[i], lengths[j])
@@ -288,7 +290,7 @@ def dev_evaluator(exp: SLMExperiment, data: SLMData):
     dev = data.dev[:exp.dev_sentences] if exp.dev_sentences else data.dev
 
     def evaluate(model: SegmentalLM) -> dict[str, float]:
-        # during training: the exact alignment the stored runs' learning curves were recorded with (no diff)
+        # during training: the exact alignment and fp32, as the stored runs' curves and checkpoints were chosen
         m = evaluate_corpus(model, data, dev, exp.eval_batch_chars, scoring=EXACT).metrics
         return {"dev_bpc": m["bpc"], "dev_mcc": m["boundary_mcc"], "dev_f1": m["word_f1"],
                 "dev_boundary_f1": m["boundary_f1"]}
@@ -304,6 +306,12 @@ class SLMRun:
     models: dict[str, SegmentalLM]          # selection -> model (eval mode)
     history: list[dict[str, Any]]
     summary: dict[str, Any]
+
+    def evaluate(self, selection: str, sentences: Sequence[Sequence[str]],
+                 scoring: str = DEFAULT_MODE) -> CorpusEval:
+        """`evaluate_corpus` of one selection's model, in the precision it trained in."""
+        return evaluate_corpus(self.models[selection], self.data, sentences, self.exp.eval_batch_chars, scoring,
+                               self.exp.train.precision)
 
 
 def train_slm(store: Store, exp: SLMExperiment) -> SLMRun:
@@ -376,13 +384,12 @@ def evaluate_run(ch: MSLMChapter, exp: SLMExperiment,
     for selection in selections:
         if selection in out:
             continue
-        model = run.models[selection]
         step = run.summary["best_step"] if SELECTIONS[selection] is None else extra.get("dev_mcc", {}).get("step")
         same = [m for m in out.values() if m["selected_step"] == step]
         if same:  # both selections took the same checkpoint: the same weights, the same numbers
             out[selection] = dict(same[0])
             continue
-        ev = evaluate_corpus(model, run.data, sentences, exp.eval_batch_chars)
+        ev = run.evaluate(selection, sentences)
         test_bpc = ev.sentence_bpc[-n_test:]
         out[selection] = {**{k: v for k, v in ev.metrics.items() if not k.startswith("bpc")},
                           "bpc": sum(b * n for b, n in zip(test_bpc, test_chars)) / sum(test_chars),
@@ -400,10 +407,11 @@ def sentence_items(ch: MSLMChapter, exp: SLMExperiment, selection: str) -> tuple
 
 
 def _eval_path(ch: MSLMChapter, exp: SLMExperiment) -> Path:
-    """The cached evaluation, named by the scoring mode too: a record made with another alignment (the files
-    `eval-<split>.json`, from the exact alignment) is not read back for the default one."""
+    """The cached evaluation, named by the scoring mode and a bf16 pass too: a record made with another
+    alignment (the files `eval-<split>.json`, from the exact alignment) or in fp32 is not read back for them."""
     limit = "" if ch.eval_sentences is None else f"-{ch.eval_sentences}"
-    return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}.json"
+    bf16 = "-bf16" if exp.train.precision == "bf16" else ""
+    return run_dir(ch.store, exp) / f"eval-{ch.f1_split}{limit}-{DEFAULT_MODE}{bf16}.json"
 
 
 Job = tuple[MSLMChapter, SLMExperiment, tuple[str, ...]]   # a run and the selections to score (none: train only)

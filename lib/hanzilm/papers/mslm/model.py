@@ -50,7 +50,8 @@ class SLMConfig:
                                         # the first layer's attention (on our cpu-scale PKU MSLM it made no
                                         # difference to dev MCC over the first 1,200 steps)
     bf16_output: bool = False      # training only: the output layer's matmuls in bfloat16 (2-3x faster on CPUs
-                                   # with AVX512-BF16; softmax and everything else stay fp32; eval is fp32)
+                                   # with AVX512-BF16; softmax and everything else stay fp32); an evaluation
+                                   # under bf16 autocast gets them from autocast
 
     def __post_init__(self):
         if self.encoder not in ENCODERS:
@@ -221,7 +222,9 @@ class SegmentalLM(nn.Module):
     def analyse(self, batch: dict) -> tuple[torch.Tensor, list[list[int]]]:
         """(log p(x) per sequence, best segmentation per sequence as segment lengths) from one encoder pass."""
         seg_lp = self.segment_logprobs(batch["chars"], batch["lengths"])
-        return log_marginal(seg_lp, batch["lengths"]), viterbi(seg_lp, batch["lengths"])[1]
+        with torch.autocast(seg_lp.device.type, enabled=False):  # the lattice stays exact, as in training
+            seg_lp = seg_lp.float()
+            return log_marginal(seg_lp, batch["lengths"]), viterbi(seg_lp, batch["lengths"])[1]
 
     @torch.no_grad()
     def segment(self, batch: dict) -> list[list[int]]:

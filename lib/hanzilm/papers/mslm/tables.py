@@ -23,7 +23,7 @@ from ...eval import sighan
 from ...results import paper_values
 from ...store import load_history
 from . import experiment
-from .experiment import (CORPORA, SENTENCE_FIELDS, MSLMChapter, SLMExperiment, cells, evaluate_corpus, paper_lr,
+from .experiment import (CORPORA, SENTENCE_FIELDS, MSLMChapter, SLMExperiment, cells, paper_lr,
                          train_slm)
 from .metrics import BoundaryCounts
 from .model import ENCODERS
@@ -196,10 +196,8 @@ def _segmentations(ch: MSLMChapter, corpus: str, sentences: Sequence[Sequence[st
     """encoder -> the first-seed model's Viterbi segmentation of `sentences`."""
     out = {}
     for encoder, exp in _first_seed_runs(ch, corpus, selection).items():
-        run = train_slm(ch.store, exp)
         # only the segmentations are used: the exact scorer, which needs no diff process per line
-        out[encoder] = evaluate_corpus(run.models[selection], run.data, sentences, exp.eval_batch_chars,
-                                       scoring="exact").segmentations
+        out[encoder] = train_slm(ch.store, exp).evaluate(selection, sentences, scoring="exact").segmentations
     return out
 
 
@@ -229,11 +227,11 @@ def context_ablation(ch: MSLMChapter, corpus: str, sentences: Sequence[Sequence[
     for encoder, exp in _first_seed_runs(ch, corpus, selection).items():
         run = train_slm(ch.store, exp)
         model = run.models[selection]
-        full = evaluate_corpus(model, run.data, sentences, exp.eval_batch_chars).metrics
+        full = run.evaluate(selection, sentences).metrics
         encode = model.encode
         model.encode = lambda chars, lengths: torch.zeros_like(encode(chars, lengths))
         try:
-            alone = evaluate_corpus(model, run.data, sentences, exp.eval_batch_chars).metrics
+            alone = run.evaluate(selection, sentences).metrics
         finally:
             del model.encode   # back to the class's method
         rows.append({"model": encoder.upper(), "bpc": full["bpc"], "bpc_without_context": alone["bpc"],
