@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import math
-import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import _native_bf16
 from hanzilm import paths
 from hanzilm.errors import HanzilmError
-from hanzilm.machine import ONEDNN_ISA_VARS, cpu_flags_bf16
+from hanzilm.machine import cpu_flags_bf16
 from hanzilm.data.manifest import load_manifest
 from hanzilm.papers.mslm import experiment, tables
 from hanzilm.papers.mslm.experiment import (MSLMChapter, SLMExperiment, cells, configure, evaluate_corpus,
@@ -281,13 +278,7 @@ def test_a_run_is_scored_in_the_precision_it_trained_in(tmp_path):
     """A run trained under bf16 autocast is scored under it too (close to an fp32 pass, not equal to it), its
     record kept apart from an fp32 one; the dev passes during training stay fp32. In a process whose oneDNN may
     use bf16 (the tests cap it at AVX2, where it has no bf16 LSTM)."""
-    env = {k: v for k, v in os.environ.items() if k not in ONEDNN_ISA_VARS} | {"HANZILM_PROGRESS": "0"}
-    code = ("import json, sys; import test_slm_chapter as t; from hanzilm.machine import cpu_has_bf16; "
-            "assert cpu_has_bf16(); print(json.dumps(t._scored_in_bf16(sys.argv[1])))")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, cwd=Path(__file__).parent,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.splitlines()[-1])
+    got = _native_bf16.call("test_slm_chapter", "_scored_in_bf16", str(tmp_path))
     assert set(got["precisions"][:-1]) == {"fp32"} and got["precisions"][-1] == "bf16"   # dev passes, the test
     assert got["records"] == ["eval-test-20-official-bf16.json"]
     assert got["bpc"] == pytest.approx(got["bf16"], rel=1e-9)

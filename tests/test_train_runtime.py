@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+import _native_bf16
 import _tiny
 from hanzilm.errors import HanzilmError
-from hanzilm.machine import ONEDNN_ISA_VARS, cpu_flags_bf16
+from hanzilm.machine import cpu_flags_bf16
 from hanzilm.papers.backpack.backpack import Backpack, BackpackConfig
 from hanzilm.papers.backpack.gpt import GPT, GPTConfig
 from hanzilm.store import config_key
@@ -118,17 +116,13 @@ def _slm_run(tmp_path, name, encoder, **cfg):
     return _losses(tmp_path / name)
 
 
+def _fp32_and_bf16(root, encoder) -> list[list[float]]:
+    return [_slm_run(Path(root), "fp32", encoder), _slm_run(Path(root), "bf16", encoder, precision="bf16")]
+
+
 def _native_bf16_pair(tmp_path, encoder) -> tuple[list[float], list[float]]:
-    """(fp32 losses, bf16 losses) from a process whose oneDNN may use the CPU's bf16 instructions: the tests run
-    with oneDNN capped at AVX2 (conftest), where it has no bf16 LSTM."""
-    env = {k: v for k, v in os.environ.items() if k not in ONEDNN_ISA_VARS}
-    code = ("import json, pathlib, sys; import test_train_runtime as t; from hanzilm.machine import cpu_has_bf16; "
-            "assert cpu_has_bf16(); p, e = pathlib.Path(sys.argv[1]), sys.argv[2]; "
-            "print(json.dumps([t._slm_run(p, 'fp32', e), t._slm_run(p, 'bf16', e, precision='bf16')]))")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path), encoder], env=env, cwd=Path(__file__).parent,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    fp32, bf16 = json.loads(done.stdout.splitlines()[-1])
+    """(fp32 losses, bf16 losses), trained where oneDNN may use the CPU's bf16 instructions."""
+    fp32, bf16 = _native_bf16.call("test_train_runtime", "_fp32_and_bf16", str(tmp_path), encoder)
     return fp32, bf16
 
 
