@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import _native_bf16
-from hanzilm import paths
+from hanzilm import paths, store
 from hanzilm.errors import HanzilmError
 from hanzilm.machine import cpu_flags_bf16
 from hanzilm.data.manifest import load_manifest
@@ -187,7 +187,9 @@ def test_evaluate_run_reads_test_bpc_off_the_heldout_pass_and_caches(tmp_path, m
     def no_training(*a, **k):
         raise AssertionError("evaluate_run retrained a stored run")
     monkeypatch.setattr(experiment, "train_slm", no_training)
+    store.LOADED.clear()
     assert evaluate_run(ch, exp) == out
+    assert [r["action"] for r in store.LOADED.values()] == ["read"]  # the table still names the run behind it
 
 
 def test_a_cells_spread_is_its_seed_sd_and_its_bootstrap_sd_combined(monkeypatch):

@@ -211,6 +211,20 @@ def test_results_name_the_training_runs_behind_them(tmp_path):
     assert "commit" in record["training_runs"][0]
 
 
+def test_a_run_whose_records_are_read_is_named_too(tmp_path):
+    """A table made from a run's records (its evaluations written by a worker process) loads no weights; it
+    still names the run, as read, and a run loaded afterwards says so."""
+    cfg = _tiny.TinyExperiment()
+    _get(cfg)
+    run = Store.of("smoke").run_dir(cfg, DATA, V)
+    store.LOADED.clear()
+    load_history(run)
+    assert [(r["run"], r["action"]) for r in store.LOADED.values()] == [(f"smoke/{run.name}", "read")]
+    _get(cfg)
+    load_summary(run)
+    assert [r["action"] for r in store.LOADED.values()] == ["loaded"]
+
+
 def test_snapshots_are_kept_and_recorded():
     cfg = _tiny.TinyExperiment(train=_tiny.cfg(snapshots=(8, 15, 30)))
     s = Store.of("smoke")

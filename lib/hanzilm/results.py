@@ -85,7 +85,7 @@ class Provenance:
             "data_sha256": checksums(datasets),
             "versions": {"python": platform.python_version(), **{p: _version(p) for p in _VERSIONED}},
             "wall_time_s": round(time.time() - self.started, 3),
-            # the trained artefacts this notebook loaded before writing the table (what trained them, and when)
+            # the training runs this notebook trained, loaded or read a record of before writing the table
             "training_runs": _training_runs(),
             "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "machine": {

@@ -112,13 +112,21 @@ def load_history(run_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(run_dir) / "history.json"
     if not path.is_file():
         raise HanzilmError(f"{path}: no history; has this run been trained?")
+    if is_complete(run_dir):
+        note_read(run_dir)
     return json.loads(path.read_text())
 
 
 def load_summary(run_dir: str | Path) -> dict[str, Any]:
     """done.json of a complete run: key, config, data, code_version, wall_time and what the run produced
     (for a trained model: best_step, best_metrics, extra_best, steps)."""
-    path = Path(run_dir) / "done.json"
+    done = _done(Path(run_dir))
+    note_read(run_dir, done)
+    return done
+
+
+def _done(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "done.json"
     if not path.is_file():
         raise HanzilmError(f"{path}: the run is not complete")
     return json.loads(path.read_text())
@@ -168,17 +176,24 @@ def _as_json(config: Any) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(config), default=_json_default))
 
 
-# every run this process has trained or loaded, by directory: the results writer records them beside each table
-# (`Provenance.record`), so a result names the training runs behind it, whether this process trained or loaded
-# them, with their commit and wall time
+# every run this process has trained, loaded or read a record of, by directory: the results writer records them
+# beside each table (`Provenance.record`), so a result names the training runs behind it (a table made from
+# stored records, e.g. evaluations a worker process wrote, loads no weights), with their commit and wall time
 LOADED: dict[str, dict[str, Any]] = {}
 
 
-def _note(run_dir: Path, action: str) -> None:
-    done = load_summary(run_dir)
+def _note(run_dir: Path, action: str, done: Mapping[str, Any] | None = None) -> None:
+    done = _done(run_dir) if done is None else done
     LOADED[str(run_dir)] = {"run": f"{run_dir.parent.parent.name}/{run_dir.name}", "action": action,
                             "commit": done.get("commit"), "dirty": done.get("dirty"),
                             "wall_time_s": done.get("wall_time"), "code_version": done.get("code_version")}
+
+
+def note_read(run_dir: str | Path, done: Mapping[str, Any] | None = None) -> None:
+    """Name a complete run among those behind this process's results, as read (a run it trained or loaded
+    keeps that action)."""
+    if str(Path(run_dir)) not in LOADED:
+        _note(Path(run_dir), "read", done)
 
 
 @dataclasses.dataclass(frozen=True)

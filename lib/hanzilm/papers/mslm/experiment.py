@@ -40,7 +40,7 @@ from ... import versions
 from ...parallel import run_all
 from ...profiles import Profile, get_profile
 from ...results import TARGETS
-from ...store import Store, is_complete, load_history, load_summary, required
+from ...store import Store, is_complete, load_history, load_summary, note_read, required
 from ...train import TrainConfig
 from ...word2vec import word2vec_vectors
 from .data import CharBatches, build_vocab, eval_batches
@@ -374,6 +374,7 @@ def evaluate_run(ch: MSLMChapter, exp: SLMExperiment,
     selection scored on first request (a grid run serves one selection; the other's test pass is not made)."""
     out = _stored_eval(ch, exp)
     if all(s in out for s in selections):
+        note_read(run_dir(ch.store, exp))  # scored by a worker: the table still names the run
         return out
     run = train_slm(ch.store, exp)
     extra = run.summary.get("extra_best") or {}
