@@ -9,16 +9,29 @@ they hold), so a padded batch needs no cleaning by the caller.
     viterbi(seg_logp, lengths)        the best segmentation (segment lengths) and its log probability
 
 Both are vectorised over the batch and over the segment lengths k = 1..K; the recursion over positions j is
-the only Python loop (it is sequential by nature).
+the only Python loop (it is sequential by nature). Both run in fp32 whatever autocast their caller is under.
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 
 # a finite "minus infinity": impossible lattice edges. -inf would make logsumexp's gradient NaN (0/0) at
 # positions past a sequence's end, where every incoming edge is impossible; NaN times a zero mask stays NaN.
 NEG = -1e30
+
+
+def _fp32(lattice_fn):
+    """`lattice_fn` in fp32 at least, outside autocast: a sentence's log-sum-exps over thousands of edges stay
+    exact when the segment scores come from a bf16 model (training and scoring alike)."""
+
+    @functools.wraps(lattice_fn)
+    def in_fp32(seg_logp: torch.Tensor, lengths: torch.Tensor):
+        with torch.autocast(seg_logp.device.type, enabled=False):
+            return lattice_fn(seg_logp.to(torch.promote_types(seg_logp.dtype, torch.float32)), lengths)
+    return in_fp32
 
 
 def valid_mask(lengths: torch.Tensor, T: int, K: int) -> torch.Tensor:
@@ -39,6 +52,7 @@ def by_end(seg_logp: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return padded[:, j - l + K, l - 1]                                              # (B, T, K)
 
 
+@_fp32
 def log_marginal(seg_logp: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """log p(x) for each sequence, summed over every segmentation into segments of length <= K.
 
@@ -57,6 +71,7 @@ def log_marginal(seg_logp: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
+@_fp32
 def viterbi(seg_logp: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, list[list[int]]]:
     """The maximum-probability segmentation of each sequence, read off back-pointers.
 

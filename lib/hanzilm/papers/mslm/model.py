@@ -208,9 +208,7 @@ class SegmentalLM(nn.Module):
     # -- the model's interface ----------------------------------------------------------------------------
     def log_likelihood(self, batch: dict) -> torch.Tensor:
         """log p(x) per sequence (nats), marginalised over segmentations (Eq. 1-2). (B,)"""
-        seg = self.segment_logprobs(batch["chars"], batch["lengths"])
-        with torch.autocast(seg.device.type, enabled=False):  # the lattice's log-sum-exp stays exact
-            return log_marginal(seg.float(), batch["lengths"])
+        return log_marginal(self.segment_logprobs(batch["chars"], batch["lengths"]), batch["lengths"])
 
     def loss(self, batch: dict) -> torch.Tensor:
         return -self.log_likelihood(batch).sum() / batch["lengths"].sum()
@@ -222,9 +220,7 @@ class SegmentalLM(nn.Module):
     def analyse(self, batch: dict) -> tuple[torch.Tensor, list[list[int]]]:
         """(log p(x) per sequence, best segmentation per sequence as segment lengths) from one encoder pass."""
         seg_lp = self.segment_logprobs(batch["chars"], batch["lengths"])
-        with torch.autocast(seg_lp.device.type, enabled=False):  # the lattice stays exact, as in training
-            seg_lp = seg_lp.float()
-            return log_marginal(seg_lp, batch["lengths"]), viterbi(seg_lp, batch["lengths"])[1]
+        return log_marginal(seg_lp, batch["lengths"]), viterbi(seg_lp, batch["lengths"])[1]
 
     @torch.no_grad()
     def segment(self, batch: dict) -> list[list[int]]:
