@@ -82,6 +82,18 @@ class SLMExperiment:
 # ---- the chapter ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class AtScale:
+    """Longer runs of some unsupervised cells of Table 2 (`cells`: "pku/rslm", ...), each at the cell's seeds:
+    the paper's headline asked past the characters where the authors' own logs show the models settled.
+    `steps` at the corpus's batch size, at one rate `lr` for every cell (no grid: the runs are the costliest of
+    the chapter), the dev set scored every `eval_every` steps (the authors' logged characters among them)."""
+    cells: tuple[str, ...] = ()
+    steps: int = 0
+    lr: float = 0.0
+    eval_every: int = 0
+
+
+@dataclass(frozen=True)
 class MSLMChapter:
     """The runs behind Table 2. Defaults: the paper (5 seeds everywhere, the authors' rate per selection, word
     F1 over the whole corpus as Kawakami et al. 2019 and the paper report it). `pku` and `ptb` are each
@@ -103,6 +115,7 @@ class MSLMChapter:
     f1_split: str = "corpus"     # "corpus": train + dev + test; "heldout": dev + test; "test" (cheapest)
     eval_sentences: int | None = None  # score only the first n sentences of each split (smoke runs)
     workers: int = 1             # training processes at once (each with torch's threads // workers threads)
+    at_scale: AtScale = field(default_factory=AtScale)
     store: Store | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -170,6 +183,21 @@ def slm_experiment(ch: MSLMChapter, corpus: str, encoder: str, *, seed: int = 0,
                                 lr=ch.lr_for(corpus, encoder, "unsupervised") if lr is None else lr,
                                 warmup_steps=round(base.train.steps * WARMUP_FRACTION[corpus]))
     return dataclasses.replace(base, model=model, train=train)
+
+
+def scale_runs(ch: MSLMChapter) -> list[SLMExperiment]:
+    """The runs `ch.at_scale` asks for: each of its cells at every seed of the cell's unsupervised selection,
+    `at_scale.steps` long (the warmup the same fraction of them)."""
+    s = ch.at_scale
+    runs = []
+    for cell in s.cells:
+        corpus, encoder = cell.split("/")
+        longer = dataclasses.replace(ch.template(corpus).train, steps=s.steps, eval_every=s.eval_every,
+                                     checkpoint_every=s.eval_every)
+        at = dataclasses.replace(ch, **{corpus: dataclasses.replace(ch.template(corpus), train=longer)})
+        runs += [slm_experiment(at, corpus, encoder, seed=seed, lr=s.lr)
+                 for seed in ch.seeds_for(corpus, encoder, "unsupervised")]
+    return runs
 
 
 # ---- data ------------------------------------------------------------------------------------------------
@@ -498,6 +526,14 @@ def train_all(ch: MSLMChapter) -> None:
         return not trains[exp], exp.corpus != "pku", exp.model.encoder == "rslm"
 
     run_all(_train_one, first, workers=ch.workers, desc="segmental LM runs", then=then, rank=rank)
+
+
+def train_at_scale(ch: MSLMChapter) -> None:
+    """Train and score (the unsupervised selection) every run of `scale_runs` not stored yet, `ch.workers` at a
+    time, seed by seed (a session that stops midway leaves whole comparisons)."""
+    runs = sorted(scale_runs(ch), key=lambda e: e.train.seed)
+    todo = [(ch, e, ("unsupervised",)) for e in runs if not _evaluated(ch, e, ("unsupervised",))]
+    run_all(_train_one, todo, workers=ch.workers, desc="segmental LM runs at scale")
 
 
 def grid_runs(ch: MSLMChapter, corpus: str | None = None, encoder: str | None = None) -> list[SLMExperiment]:
