@@ -707,8 +707,9 @@ def show_paper(verdicts: pd.DataFrame, glance_table: pd.DataFrame, paper: str) -
 
 def pages_of(table: str) -> set[str]:
     """The table pages a claim belongs on, from the registry's `table` label: "Tables 3 and 5" -> {"t3", "t5"},
-    "Appendix B" -> {"appB"}."""
-    return {f"t{n}" for n in re.findall(r"\d+", table.split("/")[0])} | ({"appB"} if "Appendix B" in table else set())
+    "Appendix B" -> {"appB"}, "Table 2 (at scale)" -> {"t2", "scale"}."""
+    return ({f"t{n}" for n in re.findall(r"\d+", table.split("/")[0])} | ({"appB"} if "Appendix B" in table else set())
+            | ({"scale"} if "at scale" in table else set()))
 
 
 def glue_table_pages(verdicts: pd.DataFrame) -> None:

@@ -34,6 +34,7 @@ import torch
 from ...data.resolve import checksums
 from ...data.snlm import load_snlm, snlm_form
 from ...data.vocab import CharVocab
+from ...errors import HanzilmError
 from ...eval.sighan import DEFAULT_MODE, EXACT
 from ...io import atomic_write_text
 from ... import versions
@@ -378,14 +379,14 @@ def _cells_of(ch: MSLMChapter, corpus: str, encoder: str) -> list[Cell]:
 
 
 def unique_runs(ch: MSLMChapter) -> list[SLMExperiment]:
-    """Every run the chapter trains: the learning-rate grid's and those of Table 2's cells. Before the grid's
-    rates are chosen (a plan), a grid cell's further seeds count twice, at its first two rates: the most they
-    can take (each selection its own rate)."""
+    """Every run the chapter trains: the learning-rate grid's, those of Table 2's cells and the runs at scale.
+    Before the grid's rates are chosen (a plan), a grid cell's further seeds count twice, at its first two rates:
+    the most they can take (each selection its own rate)."""
     if ch.lr_grid and not ch.chosen_lr:
         guess = {f"{cell}/{sel}": rates[min(i, len(rates) - 1)] for cell, rates in ch.lr_grid.items()
                  for i, sel in enumerate(SELECTIONS)}
         ch = dataclasses.replace(ch, chosen_lr=guess)
-    return list(dict.fromkeys([*grid_runs(ch), *(c.exp for c in cells(ch))]))
+    return list(dict.fromkeys([*grid_runs(ch), *(c.exp for c in cells(ch)), *scale_runs(ch)]))
 
 
 def scored_splits(ch: MSLMChapter, data: SLMData) -> dict[str, list[list[str]]]:
@@ -600,10 +601,23 @@ def evaluate_all(ch: MSLMChapter) -> pd.DataFrame:
     metric."""
     ch = select_learning_rates(ch)
     train_all(ch)
-    rows = []
-    for c in cells(ch):
-        m = evaluate_run(ch, c.exp, (c.selection,))[c.selection]
-        rows.append({"dataset": c.corpus.upper(), "selection": c.selection, "model": c.encoder.upper(),
-                     "seed": c.seed, "lr": c.exp.train.lr, "train_chars": c.exp.train.steps * c.exp.batch_chars,
-                     **{k: v for k, v in m.items() if k not in ("items", "n_test")}})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([_run_row(ch, c.exp, c.selection) for c in cells(ch)])
+
+
+def evaluate_at_scale(ch: MSLMChapter) -> pd.DataFrame:
+    """`evaluate_all`'s rows for the runs at scale (`scale_runs`, the unsupervised selection): stored runs only
+    (`train_at_scale` trains them)."""
+    runs = scale_runs(ch)
+    missing = [e for e in runs if not is_complete(run_dir(ch.store, e))]
+    if missing:
+        raise HanzilmError(f"{len(missing)} of the {len(runs)} segmental-LM runs at scale are not stored in "
+                           f"{required(ch.store).root}: run the chapter's training cell first "
+                           "(experiment.train_at_scale(ch))")
+    return pd.DataFrame([_run_row(ch, e, "unsupervised") for e in runs])
+
+
+def _run_row(ch: MSLMChapter, exp: SLMExperiment, selection: str) -> dict[str, Any]:
+    m = evaluate_run(ch, exp, (selection,))[selection]
+    return {"dataset": exp.corpus.upper(), "selection": selection, "model": exp.model.encoder.upper(),
+            "seed": exp.train.seed, "lr": exp.train.lr, "train_chars": exp.train.steps * exp.batch_chars,
+            **{k: v for k, v in m.items() if k not in ("items", "n_test")}}

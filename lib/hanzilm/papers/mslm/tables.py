@@ -84,6 +84,19 @@ def cell_spread(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
     by_cell: dict[tuple[str, str, str], list[SLMExperiment]] = {}
     for c in cells(ch):
         by_cell.setdefault((c.corpus.upper(), c.selection, c.encoder.upper()), []).append(c.exp)
+    return _spreads(ch, by_cell, runs)
+
+
+def at_scale_spread(ch: MSLMChapter, runs: pd.DataFrame) -> pd.DataFrame:
+    """`cell_spread` of the runs at scale (`runs`: `experiment.evaluate_at_scale`)."""
+    by_cell: dict[tuple[str, str, str], list[SLMExperiment]] = {}
+    for exp in experiment.scale_runs(ch):
+        by_cell.setdefault((exp.corpus.upper(), "unsupervised", exp.model.encoder.upper()), []).append(exp)
+    return _spreads(ch, by_cell, runs)
+
+
+def _spreads(ch: MSLMChapter, by_cell: dict[tuple[str, str, str], list[SLMExperiment]],
+             runs: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict] = []
     for (dataset, selection, model), exps in by_cell.items():
         items = [experiment.sentence_items(ch, e, selection) for e in exps]
@@ -280,18 +293,22 @@ def learning_curves(ch: MSLMChapter) -> pd.DataFrame:
     form: dataset, model, seed, lr, step, chars (training characters seen), metric, ours. One run per (corpus,
     encoder, seed): the unsupervised selection's (chosen by dev bpc, as the authors' logged runs and the paper's
     unsupervised Table 2 are); where light supervision chose another rate, that run is in the rate grid's table."""
+    runs = dict.fromkeys(c.exp for c in cells(ch) if c.selection == "unsupervised")
+    return _curves(ch, runs, ("dev_bpc", "dev_f1", "dev_mcc"))
+
+
+def at_scale_curves(ch: MSLMChapter) -> pd.DataFrame:
+    """`learning_curves` of the runs at scale, with dev boundary F1 (the authors log it) beside MCC and bpc."""
+    return _curves(ch, experiment.scale_runs(ch), ("dev_bpc", "dev_mcc", "dev_boundary_f1"))
+
+
+def _curves(ch: MSLMChapter, runs: Sequence[SLMExperiment], metrics: Sequence[str]) -> pd.DataFrame:
     rows = []
-    seen = set()
-    for c in cells(ch):
-        if c.exp in seen or c.selection != "unsupervised":
-            continue
-        seen.add(c.exp)
-        for h in load_history(experiment.run_dir(ch.store, c.exp)):
-            for metric in ("dev_bpc", "dev_f1", "dev_mcc"):
-                if metric in h:
-                    rows.append({"dataset": c.corpus.upper(), "model": c.encoder.upper(), "seed": c.seed,
-                                 "lr": c.exp.train.lr, "step": h["step"], "chars": h["step"] * c.exp.batch_chars,
-                                 "metric": metric, "ours": h[metric]})
+    for exp in runs:
+        for h in load_history(experiment.run_dir(ch.store, exp)):
+            rows += [{"dataset": exp.corpus.upper(), "model": exp.model.encoder.upper(), "seed": exp.train.seed,
+                      "lr": exp.train.lr, "step": h["step"], "chars": h["step"] * exp.batch_chars,
+                      "metric": metric, "ours": h[metric]} for metric in metrics if metric in h]
     return pd.DataFrame(rows)
 
 

@@ -29,11 +29,12 @@ METRICS = {"dev_bpc": "dev bits per character", "dev_mcc": "dev boundary MCC (%)
 
 
 def authors_curves() -> pd.DataFrame:
-    """The authors' logs, long: dataset, model, lr, seed, step, chars, metric (dev_bpc | dev_mcc, in %), value."""
+    """The authors' logs, long: dataset, model, lr, seed, step, chars, metric (dev_bpc | dev_mcc, in % |
+    dev_boundary_f1, in %), value."""
     logs = pd.read_csv(AUTHORS_LOGS)
     logs["dev_mcc"] = logs["dev_mcc"] * 100
-    return logs.melt(id_vars=["dataset", "model", "lr", "seed", "step", "chars"], value_vars=["dev_bpc", "dev_mcc"],
-                     var_name="metric", value_name="value")
+    return logs.melt(id_vars=["dataset", "model", "lr", "seed", "step", "chars"],
+                     value_vars=["dev_bpc", "dev_mcc", "dev_boundary_f1"], var_name="metric", value_name="value")
 
 
 def authors_nearest(authors: pd.DataFrame, dataset: str, model: str, metric: str, lr: float) -> pd.DataFrame:
@@ -150,5 +151,77 @@ def figure(curves: pd.DataFrame, authors: pd.DataFrame, refs: pd.DataFrame):
             if i == len(datasets) - 1:
                 ax.set_xlabel("training characters (log)")
     axes[0, 0].legend(frameon=False, fontsize=8, title="solid: ours; dashed: the authors'", title_fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+# ---- our runs at scale beside the authors' at the same characters ---------------------------------------------
+
+MATCHED_METRICS = {"dev_boundary_f1": "dev boundary F1 (%)", "dev_mcc": "dev boundary MCC (%)"}
+
+
+def authors_at_rate(authors: pd.DataFrame, dataset: str, model: str) -> pd.DataFrame:
+    """The authors' runs of a cell at the rate the paper's Table 2 chose for its unsupervised row."""
+    paper = pd.read_csv(TARGETS / "mslm_table2.csv")
+    row = paper[(paper.dataset == dataset) & (paper.model == model) & paper.selection.str.startswith("unsupervised")]
+    lr = float(row.lr.iloc[0])
+    return authors[(authors.dataset == dataset) & (authors.model == model) & np.isclose(authors.lr, lr)]
+
+
+def matched_compute(curves: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
+    """Ours beside the authors' at every characters-seen point both logged (theirs every 1,048,576 characters),
+    per (dataset, model, curve): the median, lowest and highest over each side's seeds, long form (metric:
+    ours_median, ours_min, ours_max, ours_seeds, authors_median, ..., authors_lr)."""
+    rows = []
+    for (dataset, model, curve), ours in curves[curves.metric.isin(list(MATCHED_METRICS))].groupby(
+            ["dataset", "model", "metric"], sort=False):
+        theirs = authors_at_rate(authors, dataset, model)
+        theirs = theirs[(theirs.metric == curve) & (theirs.chars > 0)]
+        for chars in sorted(set(ours.chars) & set(theirs.chars)):
+            stats = {}
+            for side, frame, column in (("ours", ours, "ours"), ("authors", theirs, "value")):
+                v = frame[frame.chars == chars][column]
+                stats.update({f"{side}_median": v.median(), f"{side}_min": v.min(), f"{side}_max": v.max(),
+                              f"{side}_seeds": len(v)})
+            stats["authors_lr"] = float(theirs.lr.iloc[0])
+            rows += [{"dataset": dataset, "model": model, "curve": curve, "chars": chars, "metric": k, "ours": v}
+                     for k, v in stats.items()]
+    return pd.DataFrame(rows, columns=["dataset", "model", "curve", "chars", "metric", "ours"])
+
+
+def matched_sentences(matched: pd.DataFrame) -> list[str]:
+    """Per (dataset, model, curve), at the last point both logged: where our seeds stand against the authors'."""
+    out = []
+    for (dataset, model, curve), g in matched.groupby(["dataset", "model", "curve"], sort=False):
+        last = g[g.chars == g.chars.max()].set_index("metric").ours
+        ours, lo, hi = last.ours_median, last.authors_min, last.authors_max
+        where = ("within the range of their seeds" if lo <= ours <= hi else
+                 f"{ours - hi:+.3g} above their highest seed" if ours > hi else f"{ours - lo:+.3g} below their lowest seed")
+        out.append(f"{dataset} {model}, {MATCHED_METRICS[curve]} after {tokens_label(g.chars.max())} characters: "
+                   f"ours {ours:.3g} (median of {int(last.ours_seeds)} seeds, {last.ours_min:.3g}-{last.ours_max:.3g}), "
+                   f"the authors' {last.authors_median:.3g} (median of {int(last.authors_seeds)} seeds at lr "
+                   f"{last.authors_lr:g}, {lo:.3g}-{hi:.3g}): {where}.")
+    return out
+
+
+def matched_figure(curves: pd.DataFrame, authors: pd.DataFrame):
+    """One panel per MATCHED_METRICS curve: our runs at scale (every seed, solid) and the authors' at their
+    chosen rate (every seed, dashed) against characters seen, over the characters ours cover."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(MATCHED_METRICS), figsize=(11, 3.6), squeeze=False)
+    end = curves.chars.max()
+    for ax, (metric, title) in zip(axes[0], MATCHED_METRICS.items()):
+        for k, ((dataset, model), ours) in enumerate(curves[curves.metric == metric].groupby(
+                ["dataset", "model"], sort=False)):
+            for n, (_, g) in enumerate(ours.groupby("seed")):
+                ax.plot(g.chars / 1e6, g.ours, color=f"C{k}", lw=1.4, label=f"{model} (ours)" if n == 0 else None)
+            theirs = authors_at_rate(authors, dataset, model)
+            theirs = theirs[(theirs.metric == metric) & (theirs.chars > 0) & (theirs.chars <= end)]
+            for n, (_, g) in enumerate(theirs.groupby("seed")):
+                ax.plot(g.chars / 1e6, g.value, color=f"C{k}", lw=0.8, ls="--", marker="o", ms=3, alpha=0.7,
+                        label=f"{model} (the authors', lr {theirs.lr.iloc[0]:g})" if n == 0 else None)
+        ax.set(title=title, xlabel="training characters (M)")
+    axes[0, 0].legend(frameon=False, fontsize=7)
     fig.tight_layout()
     return fig
