@@ -56,8 +56,11 @@ KINDS = ("finding", "check")
 RESOLVES = 2.0
 PAPERS = {"backpack": "Sun & Hewitt 2023 (Backpack)", "mslm": "Downey et al. 2021 (MSLM)",
           "mmtnn": "Pei, Ge & Chang 2014 (MMTNN)"}
-FIELDS = ("id", "paper", "table", "cites", "kind", "claim", "quantity", "expect", "better", "paper_value", "tol",
-          "noise", "noise_source", "requires", "independent", "untested", "note")
+FIELDS = ("id", "paper", "table", "cites", "kind", "basis", "claim", "quote", "quantity", "expect", "better",
+          "paper_value", "tol", "noise", "noise_source", "requires", "independent", "untested", "headline", "note")
+# what a row rests on: a sentence of the paper, a cell it prints, a number rebuilt from the authors' files, an
+# ordering or difference we derived from the paper's numbers, or the setting (data sizes, parameter counts)
+BASES = ("text", "table", "rebuilt", "derived", "setting")
 
 _REF = re.compile(r"\{([^{}]+)\}")
 _EXPECT = re.compile(r"^\s*(>=|<=|>|<)\s*(-?[0-9.]+)\s*$")
@@ -128,6 +131,9 @@ class Claim:
     independent: str = ""
     untested: str = ""
     note: str = ""
+    basis: str = ""
+    quote: str = ""
+    headline: str = ""
 
     def refs(self) -> list[Ref]:
         return [Ref.parse(t, f"claim {self.id}") for t in _REF.findall(self.quantity)]

@@ -48,10 +48,14 @@ def plan(profile: Profile) -> ChapterPlan:
     ch = ex.configure(profile)
     peak = bf16_peak(PLAN_DEVICE)
     runs = ex.unique_runs(ch)
-    groups = Counter((e.corpus, e.model.encoder) for e in runs)
+    group = lambda e: (e.corpus, e.model.encoder, e.train.steps)  # noqa: E731  (the runs at scale apart)
+    groups = Counter(map(group, runs))
+    longest = {(c, e): max(s for c2, e2, s in groups if (c2, e2) == (c, e)) for c, e, _ in groups}
     models, w2v = [], {}
-    for (corpus, encoder), n in groups.items():
-        exp = next(e for e in runs if (e.corpus, e.model.encoder) == (corpus, encoder))
+    for (corpus, encoder, steps), n in groups.items():
+        exp = next(e for e in runs if group(e) == (corpus, encoder, steps))
+        name = f"{corpus}/{encoder}" + (" at scale" if steps == longest[corpus, encoder] and
+                                        len([g for g in groups if g[:2] == (corpus, encoder)]) > 1 else "")
         data = ex.load_data(corpus, exp.train_sentences)
         lengths = [sum(map(len, s)) for s in data.train]
         mean = sum(lengths) / len(lengths)
@@ -60,10 +64,10 @@ def plan(profile: Profile) -> ChapterPlan:
         dev = data.dev[:exp.dev_sentences] if exp.dev_sentences else data.dev
         scored = sum(sum(map(len, s)) for split in ex.scored_splits(ch, data).values() for s in split)
         params = sum(p.numel() for p in SegmentalLM(exp.model, len(data.vocab)).parameters())
-        seeds = sorted({e.train.seed for e in runs if (e.corpus, e.model.encoder) == (corpus, encoder)})
-        rates = sorted({e.train.lr for e in runs if (e.corpus, e.model.encoder) == (corpus, encoder)})
+        seeds = sorted({e.train.seed for e in runs if group(e) == (corpus, encoder, steps)})
+        rates = sorted({e.train.lr for e in runs if group(e) == (corpus, encoder, steps)})
         models.append(ModelPlan(
-            name=f"{corpus}/{encoder}", runs=n, params=params, steps=exp.train.steps,
+            name=name, runs=n, params=params, steps=exp.train.steps,
             tokens=exp.train.steps * exp.batch_chars, flops_per_token=flops,
             eval_tokens=_evaluations(exp.train.steps, exp.train.eval_every) * sum(sum(map(len, s)) for s in dev)
             + 2 * scored,
