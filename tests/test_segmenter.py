@@ -185,3 +185,72 @@ def test_a_long_line_is_never_cut_inside_what_the_rules_keep_whole(segmenter, ta
     words = segmenter.segment(text)
     assert "".join(words) == text and any(tail in w for w in words)
     assert any(tail in w for w in segmenter.segment("今天北" + tail + "很好"))
+
+
+# ---- linear time on any input ----------------------------------------------------------------------------------
+
+LONG_RUNS = {"letters": "a", "digits": "7", "url-like": "www.a", "e-mail-like": "a.b", "at-signs": "a@",
+             "emoji": "😀", "combining marks": "e\u0301", "chinese": "我们"}
+
+
+def _growth(fn, unit: str, small: int = 10**4) -> float:
+    """The time of `fn` on a run of 100 x `small` characters over the time of 100 runs of `small` (best of a
+    few): about 1 when the time is linear in the run, about 100 when quadratic."""
+    import time
+
+    small, large = unit * (small // len(unit)), unit * (100 * small // len(unit))
+
+    def best(call, repeat: int) -> float:
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    return best(lambda: fn(large), 2) / best(lambda: [fn(small) for _ in range(100)], 3)
+
+
+@pytest.mark.parametrize("kind", LONG_RUNS)
+def test_the_rules_take_time_linear_in_a_run_of_any_protected_class(kind):
+    growth = _growth(allowed_tags, LONG_RUNS[kind])
+    assert growth < 10, f"{kind}: a run 100 x as long took {100 * growth:.0f} x the time (quadratic: 10,000)"
+
+
+@pytest.mark.parametrize("kind", ["letters", "e-mail-like"])
+def test_a_long_run_is_segmented_in_time_linear_in_it(segmenter, kind):
+    run = LONG_RUNS[kind] * (10**5 // len(LONG_RUNS[kind]))
+    assert "".join(segmenter.segment(run)) == run
+    growth = _growth(segmenter.segment, LONG_RUNS[kind], small=10**3)
+    assert growth < 10, f"{kind}: a run 100 x as long took {100 * growth:.0f} x the time (quadratic: 10,000)"
+
+
+def test_a_long_text_scored_along_it_is_segmented_as_in_one_batch(segmenter):
+    rng = np.random.default_rng(0)
+    pieces = ["我们", "北京", "工作", "abc123", "www.x.cn", "e\u0301", "。", "１９９８年", "很", "好"]
+    text = "".join(rng.choice(pieces, 3000))
+    whole = Segmenter(segmenter.model, segmenter.encoder, max_piece=None, batch_chars=10**6)
+    along = Segmenter(segmenter.model, segmenter.encoder, max_piece=None, batch_chars=257)
+    assert along.segment(text) == whole.segment(text)
+
+
+def test_the_search_through_forced_stretches_is_the_search_step_by_step():
+    from hanzilm.papers.mmtnn import viterbi as V
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        length = int(rng.integers(2, 150))
+        scores = rng.normal(size=(1, length, 5, 4)).astype(np.float32)
+        allowed = np.ones((1, length, 4), dtype=bool)
+        at = 0
+        while at < length - 2:  # runs kept whole, as the rules make them: B (or M) M ... M (or E) E
+            a = int(rng.integers(at, length - 1))
+            b = min(length, a + int(rng.integers(2, 60)))
+            allowed[0, a:b] = False
+            allowed[0, a + 1:b - 1, M] = True
+            allowed[0, a, [B, M] if rng.random() < 0.5 else B] = True
+            allowed[0, b - 1, E] = True
+            at = b + int(rng.integers(0, 5))
+        fast = V.viterbi(scores, np.array([length]), allowed=allowed)
+        plain = V.viterbi(scores, np.array([length]), allowed=allowed, jump=False)
+        assert np.array_equal(fast[0], plain[0]) and fast[1] == plain[1]

@@ -171,13 +171,16 @@ class Segmenter:
     def _decode(self, texts: list[str]) -> list[list[str]]:
         """Words of `texts` (sorted by length): scored in batches of `batch_chars`, searched in one go."""
         lengths = np.array([len(t) for t in texts])
+        masks = [allowed_tags(t) for t in texts] if self.rules else [None] * len(texts)
         scores = np.zeros((len(texts), max(lengths), 5, 4), np.float32)
         for a, b in _spans(lengths, self.batch_chars):
+            if lengths[a] > self.batch_chars:  # one text alone, longer than a batch: scored along it
+                scores[a, :lengths[a]] = self._long_scores(texts[a], masks[a])
+                continue
             part = self.model.decode_scores(self.encoder.arrays(texts[a:b]))
             scores[a:b, :part.shape[1]] = part
         allowed = None
         if self.rules:
-            masks = [allowed_tags(t) for t in texts]
             if any(m is not None for m in masks):
                 allowed = np.ones((len(texts), scores.shape[1], 4), dtype=bool)
                 for b, m in enumerate(masks):
@@ -185,6 +188,34 @@ class Segmenter:
                         allowed[b, :len(m)] = m
         tags, _ = viterbi(scores, lengths, constrain=self.model.spec.constrain, allowed=allowed)
         return [tags_to_words(t, tags[b]) for b, t in enumerate(texts)]
+
+
+    def _long_scores(self, text: str, mask: np.ndarray | None) -> np.ndarray:
+        """`decode_scores` of one text, `batch_chars` positions at a time: a position's scores read only its
+        window of characters (and their bigrams), so each slice is scored with that much context on either side
+        and the scores are those of the whole text, in memory bounded by a batch (a line of a million characters
+        no longer holds gigabytes of activations). Positions the mask forces, as the one before them, are left
+        at 0: the search passes them on the one path they allow, whatever their scores (a long ASCII run costs
+        nothing to score)."""
+        context = self.model.spec.window  # more than the window's half and its bigrams need
+        out = np.zeros((len(text), 5, 4), np.float32)
+        for start, end in _scored_spans(mask, len(text), self.batch_chars):
+            lo, hi = max(0, start - context), min(len(text), end + context)
+            out[start:end] = self.model.decode_scores(self.encoder.arrays([text[lo:hi]]))[0, start - lo:end - lo]
+        return out
+
+
+def _scored_spans(mask: np.ndarray | None, length: int, size: int) -> Iterator[tuple[int, int]]:
+    """(start, end) slices of at most `size` positions covering every position whose scores a search can use:
+    all but those forced by the mask (one tag allowed) after a forced one."""
+    need = np.ones(length, dtype=bool)
+    if mask is not None:
+        one = mask.sum(axis=1) == 1
+        need[1:] = ~(one[1:] & one[:-1])
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], need.view(np.int8), [0]])))
+    for a, b in zip(edges[::2], edges[1::2]):
+        for start in range(int(a), int(b), size):
+            yield start, min(start + size, int(b))
 
 
 def _spans(lengths: Sequence[int], max_chars: int) -> Iterator[tuple[int, int]]:

@@ -55,8 +55,11 @@ def normalize(text: str) -> str:
 
 
 # URLs and e-mail addresses are one word; a run of ASCII letters/digits (with inner . , : - _ as in 3.14,
-# 1,000, 10:30) is never split inside, but may join its neighbours ('2001年').
-_WHOLE = re.compile(r"(?:https?://|ftp://|www\.)[!-~]+|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+# 1,000, 10:30) is never split inside, but may join its neighbours ('2001年'). An address's local part is tried
+# only where a run of its characters starts, and taken whole (possessive): tried from every position of a long
+# run without an '@', it cost time quadratic in the run.
+_WHOLE = re.compile(r"(?:https?://|ftp://|www\.)[!-~]+"
+                    r"|(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)+")
 _RUN = re.compile(r"[A-Za-z0-9]+(?:(?:[.:_-]|,(?=\d))[A-Za-z0-9]+)*")
 
 
