@@ -14,8 +14,9 @@
 # %% [markdown]
 # # Results at a glance
 #
-# What the papers' findings come to on our runs (the book shows the `cpu` run): every claim of the three
-# papers that a reader comes to check, checked one by one on `results/<profile>/`. Per paper:
+# What the papers' findings come to on our runs (the book shows the `cpu` run): first each paper's main
+# findings, then every claim of the three papers that a reader comes to check, checked one by one on
+# `results/<profile>/`.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"
@@ -32,7 +33,35 @@ prof, run = start(profile, seed)
 verdicts = claims.evaluate(profile)
 write_results(claims.long_table(verdicts), chapter="summary",
               name="claims", run=run, notes="claims.evaluate(profile)")
-claims.glue_pages(verdicts)
+heads = claims.headlines(verdicts, profile)
+write_results(claims.headlines_long(heads), chapter="summary", name="headlines", run=run,
+              notes="claims.headlines: each headline's verdict, that of the registry row deciding it")
+claims.glue_pages(verdicts, heads)
+
+# %% [markdown]
+# ## The papers' main findings
+#
+# Each paper's headline findings (from its abstract, its conclusion and the sentences its results lead with),
+# each decided by the one row of the claims registry that states it in the paper's words. How many our runs
+# answer, one way or the other:
+
+# %% tags=["hide-input"]
+HTML(claims.headline_counts_html(heads))
+
+# %% [markdown]
+# The reason beside each is made from the deciding row's numbers; where a finding is not answered, the last
+# columns say what would answer it (more training or more seeds, and what that costs at this profile's measured
+# speed). Every other claim of the papers sits under the headline it supports, further down.
+
+# %% tags=["hide-input"]
+HTML(claims.headlines_html(heads))
+
+# %% [markdown]
+# ## Every claim
+#
+# The verdicts of every row of the registry, per paper:
+
+# %% tags=["hide-input"]
 HTML(claims.counts_html(verdicts))
 
 # %% [markdown]

@@ -97,7 +97,10 @@ SD = "{ch/spread:sd}"
     (90.6, "> 0", "50%", None, "inconclusive"),  # no measured spread: nothing resolved
     (90.6, "", "0.2", None, "reproduced"),       # no direction: the value alone, 0.6 vs 0.5 ± 0.2
     (91.0, "", "0.2", None, "fails"),            # 1.0 vs 0.5 ± 0.2
-    (91.0, "", "0.2", 0.2, "inconclusive"),      # ... but 0.3 outside it is within twice its sd
+    (91.0, "", "0.2", 0.2, "fails"),             # ... 2.5 sd from it: off beyond its spread
+    (91.0, "", "0.2", 0.3, "inconclusive"),      # ... but within twice its sd of the paper's value
+    (90.6, "", "0.2", 0.25, "inconclusive"),     # inside the tolerance, but its sd is wider than it
+    (90.55, "> 0", "20%", 0.2, "holds"),         # a resolved gain inside the tolerance, its sd wider than it
 ])
 def test_verdicts(ours_a, expect, tol, sd, verdict):
     tables = _table_with_spread([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)], sd)
@@ -141,7 +144,7 @@ def test_a_typed_spread_is_refused(tmp_path):
 
 @pytest.mark.parametrize("ours_a, sd, verdict, edge", [
     (90.68, 0.05, "reproduced", "inside it by 0.02, less than its sd 0.05"),
-    (90.72, 0.05, "inconclusive", "within 2 × its sd 0.05"),
+    (90.72, 0.05, "fails", "outside it by 0.02, less than its sd 0.05"),  # as near the edge as 90.68, the other side
     (90.6, 0.05, "reproduced", ""),          # 0.1 inside the tolerance, more than the spread
     (90.68, None, "reproduced", ""),         # spread unknown: nothing to say
 ])
@@ -349,3 +352,58 @@ def test_a_scale_gate_quotes_the_rows_its_why_names():
                        "ours 0.1, needs < 0")
     settled = C.evaluate("p", [claim], _table_with_spread(rows, 0.11)).iloc[0]
     assert settled.verdict == "holds"
+
+
+# ---- the headlines ------------------------------------------------------------------------------------------
+
+def test_every_registry_row_says_what_it_rests_on_and_quotes_it():
+    claims = C.load_claims()
+    heads = {h.id for h in C.load_headlines(claims=claims)}
+    for c in claims:
+        assert c.basis in C.BASES and c.quote, f"{c.id}: basis {c.basis!r}, quote {c.quote!r}"
+        assert c.headline in heads | {""}, f"{c.id}: headline {c.headline!r} is not in headlines.csv"
+
+
+def test_every_paper_has_headlines_each_with_a_verdict_a_reason_and_what_would_answer_it():
+    heads = C.headlines(C.evaluate("cpu", require_all=False), "cpu")
+    assert (heads.groupby("paper").size().reindex(list(C.PAPERS)) >= 4).all()
+    for h in heads.itertuples():
+        assert h.verdict in C.VERDICTS and h.reason.strip(), h.id
+        assert h.answered or h.verdict == "not tested" or h.to_resolve.strip(), f"{h.id}: {h.verdict}, nothing to resolve it"
+
+
+def _headline_file(tmp_path, decided_by):
+    path = tmp_path / "headlines.csv"
+    path.write_text("id,paper,headline,quote,cites,decided_by\n"
+                    f"mmtnn.H1,mmtnn,the tensor helps,\"it helps\",§4,{decided_by}\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("basis, headline, problem", [
+    ("derived", "mmtnn.H1", "not a finding in the paper's words"),   # a derived ordering never decides one
+    ("text", "", "sits under headline (none)"),
+    ("text", "mmtnn.H1", None),
+])
+def test_a_headline_is_decided_only_by_a_sentence_of_the_paper_that_names_it(tmp_path, basis, headline, problem):
+    claims = [_claim(A, id="t.gain", basis=basis, headline=headline, quote="q")]
+    path = _headline_file(tmp_path, "t.gain")
+    if problem is None:
+        assert [h.decided_by for h in C.load_headlines(path, claims)] == ["t.gain"]
+    else:
+        with pytest.raises(HanzilmError, match=rf"headlines.csv:2: headline mmtnn.H1: .*{re.escape(problem)}"):
+            C.load_headlines(path, claims)
+
+
+@pytest.mark.parametrize("ours_a, sd, resolve", [
+    (90.6, 0.1, ""),                                            # answered: nothing to resolve
+    (90.6, 0.5, "about 9 seeds a cell where it has 3"),          # effect 0.6, sd 0.5: 3 x (2 x 0.5 / 0.6)^2 = 8.3
+    (90.0, 0.5, "the effect is nil"),
+])
+def test_an_unanswered_headline_says_how_many_seeds_would_answer_it(ours_a, sd, resolve):
+    tables = _table_with_spread([("A", "s1", "f1", ours_a, 90.5), ("B", "s1", "f1", 90.0, 90.0)], sd)
+    c = _claim(f"{A} - {B}", id="t.gain", expect="> 0", tol="50%", noise=SD, basis="text", headline="mmtnn.H1",
+               quote="q")
+    head = C.Headline("mmtnn.H1", "mmtnn", "the gain", "q", "§4", "t.gain")
+    got = C.headlines(C.evaluate("p", [c], tables), "p", [head], [c], tables).iloc[0]
+    assert got.reason.startswith(f"ours {C._fmt(ours_a - 90.0)} ± {C._fmt(sd)}")
+    assert resolve in got.to_resolve if resolve else got.to_resolve == "", got.to_resolve

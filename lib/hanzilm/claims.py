@@ -46,6 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import HanzilmError
+from .paths import REPLICATES
 from .results import TARGETS, read_results
 
 CLAIMS = TARGETS / "claims.csv"
@@ -220,14 +221,15 @@ def evaluate(profile: str, claims: list[Claim] | None = None,
             if first[1] != rows_used:  # other rows holding the very same numbers: copies, not new evidence
                 r.update(verdict="not tested", why=f"the same numbers as claim {first[0]} (copied rows), counted there")
         rows.append({"id": c.id, "paper": c.paper, "table": c.table, "cites": c.cites, "kind": c.kind,
-                     "claim": c.claim, **r, "note": c.note})
+                     "claim": c.claim, **r, "note": c.note, "basis": c.basis, "quote": c.quote,
+                     "headline": c.headline})
     return pd.DataFrame(rows, columns=["id", "paper", "table", "cites", "kind", "claim", "verdict", "ours",
-                                       "paper_value", "tol", "spread", "spread_source", "evidence", "why", "note"])
+                                       "paper_value", "tol", "spread", "spread_source", "evidence", "why", "note",
+                                       "basis", "quote", "headline"])
 
 
 # the replicates of a chapter's run (results/<profile>/replicates/<name>/<chapter>/*.csv): the same chapter run
 # again differing only in the CPU's arithmetic (fp32 where the book used bf16) or in the seed
-REPLICATES = "replicates"
 FAVOURABLE, UNFAVOURABLE = {"reproduced", "holds"}, {"fails"}
 
 
@@ -240,6 +242,7 @@ def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None,
 
     tables = read_results(profile) if tables is None else tables
     book = (evaluate(profile, tables=tables) if verdicts is None else verdicts).set_index("id")
+    deciding = _deciding()
     rows = []
     for chapter_dir in sorted((RESULTS / profile / REPLICATES).glob("*/*")):
         name, chapter = chapter_dir.parent.name, chapter_dir.name
@@ -247,12 +250,14 @@ def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None,
         other = evaluate(profile, tables=again).set_index("id")
         for i in book.index[book.paper == chapter]:
             a, b = book.at[i, "verdict"], other.at[i, "verdict"]
-            rows.append({"replicate": name, "chapter": chapter, "id": i, "book": a, "replicate_verdict": b,
+            rows.append({"replicate": name, "chapter": chapter, "id": i, "decides": deciding.get(i, ""),
+                         "book": a, "replicate_verdict": b,
                          "book_value": book.at[i, "ours"], "book_spread": book.at[i, "spread"],
                          "replicate_value": other.at[i, "ours"], "replicate_spread": other.at[i, "spread"],
                          "moved": a != b, "flip": {a, b} & FAVOURABLE != set() and {a, b} & UNFAVOURABLE != set()})
-    return pd.DataFrame(rows, columns=["replicate", "chapter", "id", "book", "replicate_verdict", "book_value",
-                                       "book_spread", "replicate_value", "replicate_spread", "moved", "flip"])
+    return pd.DataFrame(rows, columns=["replicate", "chapter", "id", "decides", "book", "replicate_verdict",
+                                       "book_value", "book_spread", "replicate_value", "replicate_spread", "moved",
+                                       "flip"])
 
 
 def stability_long(stable: pd.DataFrame) -> pd.DataFrame:
@@ -268,10 +273,13 @@ def stability_html(stable: pd.DataFrame) -> str:
             "other change of verdict is a move.</p>")
     if stable.empty:
         return f"<div class='hanzilm-verdicts'>{rule}<p>No replicate has been run at this profile yet.</p></div>"
+    stable = stable.assign(headline_moved=stable.moved & stable.decides.astype(bool))
     summary = stable.groupby(["replicate", "chapter"]).agg(claims=("id", "size"), moved=("moved", "sum"),
-                                                           flips=("flip", "sum")).reset_index()
+                                                           flips=("flip", "sum"),
+                                                           headlines_moved=("headline_moved", "sum")).reset_index()
     moved = stable[stable.moved]
-    rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}</td>"
+    rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}"
+                   + (f" (decides {escape(r.decides)})" if r.decides else "") + "</td>"
                    f"<td>{r.book} ({_with_spread(r.book_value, r.book_spread)})</td>"
                    f"<td>{r.replicate_verdict} ({_with_spread(r.replicate_value, r.replicate_spread)})</td>"
                    f"<td>{'flip' if r.flip else ''}</td></tr>" for r in moved.itertuples())
@@ -382,11 +390,18 @@ def _comparative(c: Claim, q: float, pq: float, spread: float, source: str) -> d
     if not _COMPARE[op](q, float(bar)):
         return {"verdict": "fails", "why": f"contradicted: {_fmt(q)}, not {c.expect.strip()}, beyond "
                                            f"{RESOLVES:g} × its sd {_fmt(spread)}"}
-    if _within(q, pq, c.tol):
+    if _within(q, pq, c.tol) and not _wider_than_tol(pq, c.tol, spread):
         why = f"within {c.tol} of the paper's {_fmt(pq)}"
         return {"verdict": "reproduced", "why": why + _near_edge(q, pq, c.tol, spread)}
-    size = f"; the paper's value {_fmt(pq)} is not within {c.tol}" if c.tol and not math.isnan(pq) else ""
+    size = (f"; within {c.tol} of the paper's {_fmt(pq)}, but its sd {_fmt(spread)} is wider than that tolerance"
+            if _within(q, pq, c.tol) else
+            f"; the paper's value {_fmt(pq)} is not within {c.tol}" if c.tol and not math.isnan(pq) else "")
     return {"verdict": "holds", "why": f"{c.expect.strip()} as the paper states, beyond {RESOLVES:g} × its sd{size}"}
+
+
+def _wider_than_tol(pq: float, tol: str, spread: float) -> bool:
+    """A spread wider than the tolerance: the run could have landed anywhere in it, so being inside says nothing."""
+    return bool(tol) and not math.isnan(spread) and spread > _bound(pq, tol)
 
 
 def _value_claim(c: Claim, q: float, pq: float, spread: float) -> dict:
@@ -394,17 +409,22 @@ def _value_claim(c: Claim, q: float, pq: float, spread: float) -> dict:
     if math.isnan(pq):
         return {"verdict": "not tested", "why": "the paper's value was not recovered"}
     if _within(q, pq, c.tol):
+        if _wider_than_tol(pq, c.tol, spread):
+            return {"verdict": "inconclusive", "why": f"within {c.tol} of the paper's {_fmt(pq)}, but its sd "
+                                                      f"{_fmt(spread)} is wider than that tolerance"}
         why = (f"equals the paper's {_fmt(pq)}" if float(c.tol.rstrip("%")) == 0
                else f"within {c.tol} of the paper's {_fmt(pq)}")
         return {"verdict": "reproduced", "why": why + _near_edge(q, pq, c.tol, spread)}
     if (c.better == "higher" and q > pq) or (c.better == "lower" and q < pq):
         return {"verdict": "holds", "why": f"{'above' if q > pq else 'below'} the paper's {_fmt(pq)} by "
                                            f"{_fmt(abs(q - pq))}, on its better side, beyond {c.tol}"}
-    outside = abs(q - pq) - _bound(pq, c.tol)
-    if not math.isnan(spread) and outside <= RESOLVES * spread:
-        return {"verdict": "inconclusive", "why": f"outside {c.tol} of the paper's {_fmt(pq)} by {_fmt(outside)}, "
-                                                  f"within {RESOLVES:g} × its sd {_fmt(spread)}"}
-    return {"verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}"
+    # off on the worse side: a fail once the distance from the paper's value is beyond the spread, whichever side
+    # of the tolerance's edge the spread reaches
+    if not math.isnan(spread) and abs(q - pq) <= RESOLVES * spread:
+        return {"verdict": "inconclusive", "why": f"outside {c.tol} of the paper's {_fmt(pq)}, but within "
+                                                  f"{RESOLVES:g} × its sd {_fmt(spread)} of it"}
+    beyond = "" if math.isnan(spread) else f", {_fmt(abs(q - pq) / spread)} sd from it"
+    return {"verdict": "fails", "why": f"ours {_fmt(q)} is not within {c.tol} of the paper's {_fmt(pq)}{beyond}"
                                        + _near_edge(q, pq, c.tol, spread)}
 
 
@@ -520,6 +540,184 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
 
 
+# ------------------------------------------------------------------ the headlines: each paper's main findings
+
+HEADLINES = TARGETS / "headlines.csv"
+HEADLINE_FIELDS = ("id", "paper", "headline", "quote", "cites", "decided_by")
+ANSWERED = ("reproduced", "holds", "fails")   # a verdict that answers the paper's question, either way
+_SEEDS = re.compile(r"sd over (\d+) seeds")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One of a paper's main findings (its abstract, conclusion, the sentences its results lead with): its
+    verdict is that of the one registry row in the paper's own words that decides it (`decided_by`)."""
+    id: str
+    paper: str
+    headline: str
+    quote: str
+    cites: str
+    decided_by: str
+
+
+def _deciding(path: Path = HEADLINES) -> dict[str, str]:
+    """{claim id: the headline it decides} (none without a headlines file)."""
+    if not path.is_file():
+        return {}
+    with path.open(encoding="utf-8", newline="") as f:
+        return {row["decided_by"]: row["id"] for row in csv.DictReader(f)}
+
+
+def load_headlines(path: Path = HEADLINES, claims: list[Claim] | None = None) -> list[Headline]:
+    """The headlines, checked against the registry: each decided by a finding in the paper's words (basis text)
+    that names the headline as its own."""
+    by_id = {c.id: c for c in (load_claims() if claims is None else claims)}
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != HEADLINE_FIELDS:
+            raise HanzilmError(f"{path}: header must be {','.join(HEADLINE_FIELDS)}; got {reader.fieldnames}")
+        out = []
+        for line, row in enumerate(reader, start=2):
+            h = Headline(**{k: (v or "").strip() for k, v in row.items()})
+            c = by_id.get(h.decided_by)
+            problem = ("unknown paper" if h.paper not in PAPERS else
+                       f"decided_by {h.decided_by!r} is not a claim of the registry" if c is None else
+                       f"its deciding claim {c.id} is of paper {c.paper}" if c.paper != h.paper else
+                       f"its deciding claim {c.id} is a {c.kind}, not a finding in the paper's words (basis "
+                       f"{c.basis or 'empty'})" if c.kind != "finding" or c.basis != "text" else
+                       f"its deciding claim {c.id} sits under headline {c.headline or '(none)'}"
+                       if c.headline != h.id else
+                       "no headline or quote" if not (h.headline and h.quote) else "")
+            if problem:
+                raise HanzilmError(f"{path}:{line}: headline {h.id}: {problem}")
+            out.append(h)
+    return out
+
+
+def headlines(verdicts: pd.DataFrame, profile: str, heads: list[Headline] | None = None,
+              claims: list[Claim] | None = None, tables: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """One row per headline: the verdict of the claim that decides it, a one-line reason made of that claim's
+    numbers and verdict, what would resolve it where it is not answered, and the verdicts of the rows under it."""
+    claims = load_claims() if claims is None else claims
+    heads = load_headlines(claims=claims) if heads is None else heads
+    tables = read_results(profile) if tables is None else tables
+    by_id, v = {c.id: c for c in claims}, verdicts.set_index("id")
+    rows = []
+    for h in heads:
+        r = v.loc[h.decided_by]
+        under = v[(v.index.map(lambda i: by_id[i].headline) == h.id) & (v.index != h.decided_by)
+                  & (v.kind == "finding")]
+        rows.append({"id": h.id, "paper": h.paper, "headline": h.headline, "quote": h.quote, "cites": h.cites,
+                     "decided_by": h.decided_by, "verdict": r.verdict, "answered": r.verdict in ANSWERED,
+                     "reason": _reason(r), "to_resolve": _to_resolve(by_id[h.decided_by], r, tables, profile),
+                     "supporting": ", ".join(f"{n} {verdict}" for verdict, n in
+                                             under.verdict.value_counts().reindex(VERDICTS).dropna().astype(int).items())})
+    return pd.DataFrame(rows)
+
+
+def _reason(r: pd.Series) -> str:
+    """A verdict's reason in a line: our value beside the paper's and its spread, then the registry's why."""
+    if math.isnan(r.ours):
+        return r.why
+    paper = "" if math.isnan(r.paper_value) else f" (the paper's {_fmt(r.paper_value)})"
+    spread = "" if math.isnan(r.spread) else f" ± {_fmt(r.spread)}"
+    return f"ours {_fmt(r.ours)}{spread}{paper}: {r.why}"
+
+
+def _to_resolve(c: Claim, r: pd.Series, tables: dict[str, pd.DataFrame], profile: str) -> str:
+    """What would resolve an unanswered verdict, and what it would cost at this profile's measured speed: the
+    training the scale gate asks for, or the seeds (test items) that would bring the spread below the effect."""
+    if r.verdict in ANSWERED or c.untested:
+        return ""
+    hours = _run_hours(c, profile)
+    requirement = c.requirement() if c.requires else None
+    if requirement and "not resolved at this profile" in r.why:
+        _, op, threshold, _ = requirement
+        value = _value(requirement[0], c.requirement_refs(), tables, f"claim {c.id}")
+        if op in (">=", ">") and value > 0:
+            factor = threshold / value
+            cost = f"; at our measured speed about {_fmt(hours * factor)} CPU-hours a run" if hours else ""
+            return f"{_fmt(factor)} times the training (to {_fmt(threshold)} from our {_fmt(value)}){cost}"
+        return f"the run past its gate ({requirement[0]} {op} {_fmt(threshold)}; ours {_fmt(value)})"
+    if math.isnan(r.spread):
+        return "a measured spread: seeds, or a bootstrap over its test items"
+    needed = _needed_sd(c, r)
+    if needed == 0:
+        return "none at this size: the effect is nil, so no number of seeds separates it from the bar"
+    ratio = (r.spread / needed) ** 2
+    seeds = _SEEDS.search(r.spread_source or "")
+    if seeds:
+        n = int(seeds.group(1))
+        more = math.ceil(n * ratio) - n
+        cost = f", about {_fmt(hours * more * len(c.refs()))} CPU-hours" if hours else ""
+        return (f"its sd below {_fmt(needed)}: about {math.ceil(n * ratio)} seeds a cell where it has {n}, if the "
+                f"effect stays ({more} more a cell{cost})")
+    return f"its sd below {_fmt(needed)}: a test sample about {_fmt(ratio)} times larger, if the effect stays"
+
+
+def _needed_sd(c: Claim, r: pd.Series) -> float:
+    """The spread under which the claim's present value would be resolved."""
+    if c.expect:
+        return abs(r.ours - float(_EXPECT.match(c.expect).group(2))) / RESOLVES
+    if _within(r.ours, r.paper_value, c.tol):
+        return _bound(r.paper_value, c.tol)
+    return abs(r.ours - r.paper_value) / RESOLVES
+
+
+def _run_hours(c: Claim, profile: str) -> float:
+    """The mean wall time, in hours, of the training runs behind the first table the claim reads (its provenance
+    record), 0 where none is recorded."""
+    import json
+
+    from .results import RESULTS
+
+    record = RESULTS / profile / f"{c.refs()[0].table}.json"
+    runs = json.loads(record.read_text(encoding="utf-8")).get("training_runs", []) if record.is_file() else []
+    times = [float(run["wall_time_s"]) for run in runs if run.get("wall_time_s")]
+    return sum(times) / len(times) / 3600 if times else 0.0
+
+
+def headlines_html(heads: pd.DataFrame, paper: str | None = None) -> str:
+    """The headline table (one paper's, or every paper's with the paper named): the finding in a plain sentence
+    with the paper's words beneath, its verdict, the reason, what would resolve it, and the rows under it."""
+    from html import escape
+
+    rows = []
+    for h in (heads if paper is None else heads[heads.paper == paper]).itertuples():
+        who = f"<b>{escape(PAPERS[h.paper])}</b><br>" if paper is None else ""
+        rows.append(
+            f"<tr><td>{who}{escape(h.headline)}<br><span style='color:#57606a;font-size:0.9em'>“{escape(h.quote)}” "
+            f"({escape(h.cites)})</span></td>"
+            f"<td><b style='color:{_COLOURS[h.verdict]}'>{h.verdict}</b><br><span style='color:#57606a;"
+            f"font-size:0.85em'>{escape(h.decided_by)}</span></td>"
+            f"<td>{escape(h.reason)}</td><td>{escape(h.to_resolve)}</td><td>{escape(h.supporting)}</td></tr>")
+    widths = (34, 11, 27, 17, 11)
+    return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
+            "font-size:0.85em;line-height:1.35'><colgroup>" + "".join(f"<col style='width:{w}%'>" for w in widths)
+            + "</colgroup><thead><tr><th>the paper's finding</th><th>verdict</th><th>why</th>"
+            "<th>what would resolve it</th><th>the rows under it</th></tr></thead>"
+            "<tbody style='vertical-align:top;overflow-wrap:break-word'>" + "".join(rows) + "</tbody></table>")
+
+
+def headlines_long(heads: pd.DataFrame) -> pd.DataFrame:
+    """`headlines` as a results table (`write_results`): one row per headline, `ours` 1 where it is answered."""
+    return (heads.rename(columns={"paper": "chapter"}).assign(metric="answered", ours=heads.answered.astype(int))
+            [["id", "chapter", "decided_by", "verdict", "metric", "ours", "reason", "to_resolve", "supporting"]])
+
+
+def headline_counts(heads: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: its headline findings, how many the runs answer (reproduced, holds or fails) and how many not."""
+    t = heads.groupby("paper").agg(headlines=("id", "size"), answered=("answered", "sum")).reindex(list(PAPERS))
+    t = t.fillna(0).astype(int)
+    t["not answered"] = t.headlines - t.answered
+    t.index = [PAPERS[p] for p in t.index]
+    return t
+
+
+def headline_counts_html(heads: pd.DataFrame) -> str:
+    return f"<div class='hanzilm-verdicts'>{headline_counts(heads).to_html()}</div>"
+
+
 # ------------------------------------------------------------------ the scorecard (glance page, chapter pages)
 
 CHAPTER_OF_TABLE = {"data/mmtnn_table1": "mmtnn", "data/mslm_table1": "mslm", "data/lm_corpus": "backpack"}
@@ -535,20 +733,10 @@ def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
     from html import escape
 
     rows = []
-    mine = verdicts[verdicts.paper == paper]
-    for r in pd.concat([mine[mine.kind == "finding"], mine[mine.kind == "check"]]).itertuples():
-        evidence = f"<details><summary>evidence</summary>{escape(r.evidence)}</details>" if r.evidence else ""
-        note = f"<br><span style='color:#57606a'>{escape(r.note)}</span>" if r.note else ""
-        cites = f"<br><span style='color:#57606a;font-size:0.9em'>{escape(r.cites)}</span>" if r.cites else ""
-        check = "<br><span style='color:#57606a'>(a check)</span>" if r.kind == "check" else ""
-        spread = "" if math.isnan(r.spread) else (
-            f"± {_fmt(r.spread)}<br><span style='color:#57606a'>{escape(r.spread_source)}</span>")
-        rows.append(
-            f"<tr><td>{escape(r.table)}</td><td>{escape(r.claim)}{cites}{note}{evidence}</td>"
-            f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b>{check}</td>"
-            f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
-            f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
-            f"<td>{spread}</td><td>{escape(r.why)}</td></tr>")
+    for group, part in _grouped(verdicts[verdicts.paper == paper]):
+        if group:
+            rows.append(f"<tr><td colspan='7' style='background:#f6f8fa;font-weight:600'>{escape(group)}</td></tr>")
+        rows += [_scorecard_row(r) for r in part.itertuples()]
     widths = (9, 31, 11, 7, 7, 13, 22)
     return ("<table class='hanzilm-claims' style='width:100%;table-layout:fixed;border-collapse:collapse;"
             "font-size:0.82em;line-height:1.35'>"
@@ -556,6 +744,46 @@ def scorecard_html(verdicts: pd.DataFrame, paper: str) -> str:
             "<thead><tr><th>table</th><th>claim (the paper's words, where it makes it)</th><th>verdict</th><th>ours</th>"
             "<th>paper</th><th>spread (sd)</th><th>why</th></tr></thead>"
             "<tbody style='vertical-align:top;overflow-wrap:break-word'>" + "".join(rows) + "</tbody></table>")
+
+
+# how a row that is not the paper's own sentence is labelled, so that it never reads as one
+BASIS_LABELS = {"table": "a cell the paper prints", "rebuilt": "a cell rebuilt from the authors' files, not printed",
+                "derived": "an ordering we derived from the paper's numbers, not a statement of it"}
+
+
+def _grouped(mine: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """A paper's rows under the headline each supports (in the headlines' order, the deciding row first), then
+    the other findings, then the checks; one group without a title where no row names a headline."""
+    findings, checks = mine[mine.kind == "finding"], mine[mine.kind == "check"]
+    heads = [h for h in (load_headlines() if HEADLINES.is_file() else []) if h.paper in set(mine.paper)]
+    if not heads or not findings.headline.astype(bool).any():
+        return [("", pd.concat([findings, checks]))]
+    groups = []
+    for h in heads:
+        part = findings[findings.headline == h.id]
+        part = pd.concat([part[part.id == h.decided_by], part[part.id != h.decided_by]])
+        groups.append((f"{h.id.split('.')[-1]} · {h.headline}", part))
+    rest = findings[~findings.headline.isin([h.id for h in heads])]
+    return [*groups, ("Other findings", rest), ("Checks of the setting", checks)]
+
+
+def _scorecard_row(r) -> str:
+    """One claim's row of the scorecard; a row that is not the paper's own sentence says what it is."""
+    from html import escape
+
+    evidence = f"<details><summary>evidence</summary>{escape(r.evidence)}</details>" if r.evidence else ""
+    note = f"<br><span style='color:#57606a'>{escape(r.note)}</span>" if r.note else ""
+    if getattr(r, "basis", "") in BASIS_LABELS:
+        note = f"<br><span style='color:#9a6700'>({BASIS_LABELS[r.basis]})</span>" + note
+    cites = f"<br><span style='color:#57606a;font-size:0.9em'>{escape(r.cites)}</span>" if r.cites else ""
+    check = "<br><span style='color:#57606a'>(a check)</span>" if r.kind == "check" else ""
+    spread = "" if math.isnan(r.spread) else (
+        f"± {_fmt(r.spread)}<br><span style='color:#57606a'>{escape(r.spread_source)}</span>")
+    return (f"<tr><td>{escape(r.table)}</td><td>{escape(r.claim)}{cites}{note}{evidence}</td>"
+            f"<td><b style='color:{_COLOURS[r.verdict]}'>{r.verdict}</b>{check}</td>"
+            f"<td>{'' if math.isnan(r.ours) else _fmt(r.ours)}</td>"
+            f"<td>{'' if math.isnan(r.paper_value) else _fmt(r.paper_value)}</td>"
+            f"<td>{spread}</td><td>{escape(r.why)}</td></tr>")
 
 
 def comparable_numbers(glance_table: pd.DataFrame, paper: str) -> pd.DataFrame:
@@ -676,13 +904,14 @@ def summary_html(verdicts: pd.DataFrame, paper: str) -> str:
             "paper's.</p>")
 
 
-def glue_pages(verdicts: pd.DataFrame) -> None:
-    """Glue what other pages paste: each paper's verdict counts (for prose) and its claims table (for the
-    chapter's first page, ```{glue} /results_at_a_glance.ipynb::claims_<paper>```)."""
+def glue_pages(verdicts: pd.DataFrame, heads: pd.DataFrame) -> None:
+    """Glue what other pages paste: each paper's verdict counts (for prose), its headline table and its claims
+    table (for the chapter's first page, ```{glue} /results_at_a_glance.ipynb::claims_<paper>```)."""
     from IPython.display import HTML
     from myst_nb import glue
 
     for paper in PAPERS:
+        glue(f"headlines_{paper}", HTML(headlines_html(heads, paper)), display=False)
         mine = verdicts[(verdicts.paper == paper) & (verdicts.kind == "finding")]
         for verdict in VERDICTS:
             glue(f"{paper}_{verdict.replace(' ', '_')}", int((mine.verdict == verdict).sum()), display=False)

@@ -30,6 +30,10 @@ RESULTS = ROOT / "results"
 # set by `hanzilm paper run` for each notebook: its results are written there and moved into results/ only when
 # every cell of the notebook ran, so a failed or killed notebook rewrites no committed number
 STAGING_ENV = "HANZILM_RESULTS_STAGING"
+# a replicate's results (the same chapter from other seeds, or other arithmetic) live apart from the book's, under
+# results/<profile>/replicates/<name>/; set by the runner for a replicate's notebooks, which read them first
+REPLICATES = "replicates"
+REPLICATE_ENV = "HANZILM_REPLICATE"
 
 
 def results_dir(profile: str) -> Path:

@@ -25,7 +25,7 @@ from . import versions
 from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import cpu_has_bf16, cpu_model
-from .paths import RESULTS, STAGING_ENV, git_state
+from .paths import REPLICATE_ENV, REPLICATES, RESULTS, STAGING_ENV, git_state
 
 TARGETS = Path(__file__).parent / "targets"
 PAPER_COLUMNS = ["paper", "diff", "paper_source"]
@@ -184,7 +184,11 @@ def read_results(profile: str, chapter: str | None = None, root: Path | None = N
     """All results tables of a profile (optionally one chapter), keyed by 'chapter/name'; from `root` (a results
     directory, e.g. one extracted from an earlier commit) instead of the project's when given."""
     pattern = f"{chapter}/*.csv" if chapter else "*/*.csv"
-    bases = [(root or RESULTS) / profile] + ([_written(profile)] if root is None else [])  # staged ones win
+    replicate = os.environ.get(REPLICATE_ENV) if root is None else None
+    # a replicate's own tables over the book's, the staged ones over both
+    bases = [(root or RESULTS) / profile] + ([RESULTS / profile / REPLICATES / replicate] if replicate else [])
+    if root is None and _written(profile) != RESULTS / profile:
+        bases.append(_written(profile))
     found = {f"{p.parent.name}/{p.stem}": p for base in bases for p in sorted(base.glob(pattern))
              if p.parent.name != "notebooks"}
     return {key: pd.read_csv(path) for key, path in sorted(found.items())}

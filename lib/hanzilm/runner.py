@@ -41,8 +41,8 @@ from .errors import HanzilmError
 from .io import atomic_write_text
 from .machine import portable_float_env
 from . import paths
-from .paths import BOOK, RESULTS, STAGING_ENV
-from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, get_profile
+from .paths import BOOK, REPLICATE_ENV, REPLICATES, RESULTS, STAGING_ENV
+from .profiles import CHAPTERS, DEFAULT_PROFILE, PROFILES, Profile, get_profile
 from .progress import CHANNEL_ENV, Channel, Renderer, fmt_seconds
 
 KERNEL = "python3"
@@ -167,11 +167,18 @@ def _stable_ids(nb) -> None:
         cell.id = hashlib.sha1(f"{i}\0{cell.source}".encode()).hexdigest()[:12]
 
 
-def home_of(source: Path, name: str, profile: str) -> Path:
-    """Where the executed notebook is kept (see the module's docstring)."""
+def home_of(source: Path, name: str, profile: str, replicate: str | None = None) -> Path:
+    """Where the executed notebook is kept (see the module's docstring); a replicate's beside its results."""
+    if replicate:
+        return results_home(profile, replicate) / "notebooks" / f"{name}.ipynb"
     if profile == DEFAULT_PROFILE:
         return source.with_suffix(".ipynb")
     return RESULTS / profile / "notebooks" / f"{name}.ipynb"
+
+
+def results_home(profile: str, replicate: str | None = None) -> Path:
+    """Where a run's results go: results/<profile>/, or a replicate's folder under it (never the book's)."""
+    return RESULTS / profile / REPLICATES / replicate if replicate else RESULTS / profile
 
 
 def failed_dir(profile: str) -> Path:
@@ -194,14 +201,14 @@ class Outcome:
 
 
 def execute_to_home(source: Path, name: str, profile: str, seed: int,
-                    env: dict[str, str | None] | None = None) -> Outcome:
+                    env: dict[str, str | None] | None = None, replicate: str | None = None) -> Outcome:
     """Execute one notebook; its home is replaced only if every cell ran, else the failed copy is kept."""
-    home, start = home_of(source, name, profile), time.time()
+    home, start = home_of(source, name, profile, replicate), time.time()
     failed = failed_dir(profile) / f"{name}.ipynb"
     with tempfile.TemporaryDirectory(prefix=f".running-{os.getpid()}-", dir=failed_dir(profile)) as tmp:
         work, staged = Path(tmp) / home.name, Path(tmp) / "results"
         try:
-            execute(source, profile, seed, work, {**(env or {}), STAGING_ENV: str(staged)})
+            execute(source, profile, seed, work, {**(env or {}), STAGING_ENV: str(staged), REPLICATE_ENV: replicate})
         except BaseException as e:
             kept = None
             if work.is_file():
@@ -212,17 +219,17 @@ def execute_to_home(source: Path, name: str, profile: str, seed: int,
                 raise
             return Outcome(name, False, time.time() - start, describe_failure(e, kept), kept)
         finished = finished_notebook(work, source, profile)
-        publish(staged)
+        publish(staged, results_home(profile, replicate), profile)
         atomic_write_text(home, finished)
     failed.unlink(missing_ok=True)  # an old failure of this notebook is no longer the news
     return Outcome(name, True, time.time() - start)
 
 
-def publish(staged: Path) -> None:
-    """Move a notebook's staged results (written under `staged` as under results/) into results/, each file in
-    one rename, once the notebook has run to its end."""
-    for path in sorted(p for p in staged.rglob("*") if p.is_file()):
-        target = RESULTS / path.relative_to(staged)
+def publish(staged: Path, home: Path, profile: str) -> None:
+    """Move a notebook's staged results (written under `staged` as under results/) into the run's results home
+    (`results_home`), each file in one rename, once the notebook has run to its end."""
+    for path in sorted(p for p in (staged / profile).rglob("*") if p.is_file()):
+        target = home / path.relative_to(staged / profile)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, target)
 
@@ -332,26 +339,63 @@ def uncommitted_warning() -> str | None:
 
 
 def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | None = None,
-        book: Path = BOOK, stream: TextIO | None = None) -> list[Outcome]:
+        book: Path = BOOK, stream: TextIO | None = None, allow_dirty: bool = False) -> list[Outcome]:
+    """Execute the book's notebooks (`only` some) at `profile`, one profile's run at a time (a lock: a second
+    waits for none and is refused), from committed code unless `allow_dirty`. A `seed` other than the profile's
+    is a replicate: its results and notebooks go to results/<profile>/replicates/seed<N>/, never to the book."""
     stream = sys.stdout if stream is None else stream
     prof = get_profile(profile)
     seed = prof.seed if seed is None else seed
+    replicate = f"seed{seed}" if seed != prof.seed else None
     sources, names = pick(book, only)
+    if (warning := uncommitted_warning()) is not None and not allow_dirty:
+        raise HanzilmError(warning.replace("note: ", "").split(":")[0] + ": commit first, or pass --allow-dirty "
+                           "(every record the run writes then says git_dirty: true)")
+    with _profile_lock(profile):
+        return _run(prof, sources, names, seed, replicate, book, stream, warning)
+
+
+@contextlib.contextmanager
+def _profile_lock(profile: str) -> Iterator[None]:
+    """Hold results/<profile>/.run.lock while a run writes that profile's store and results: a second run of the
+    same profile is refused at once, naming the first, and nothing of the first run's is touched."""
+    import fcntl
+
+    path = RESULTS / profile / ".run.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise HanzilmError(f"another `hanzilm paper run --profile {profile}` ({f.read().strip() or 'a run'}) is "
+                               f"writing {_shown(RESULTS / profile)}: wait for it to end, or stop it") from None
+        f.truncate(0)
+        f.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.truncate(0)
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _run(prof: Profile, sources: list[Path], names: list[str], seed: int, replicate: str | None, book: Path,
+         stream: TextIO, warning: str | None) -> list[Outcome]:
+    profile = prof.name
     timings_path = RESULTS / profile / "timings.json"
     last = json.loads(timings_path.read_text()) if timings_path.is_file() else {}
     outcomes: list[Outcome] = []
     t0 = time.time()
     with LiveProgress(stream) as live:
-        if (warning := uncommitted_warning()) is not None:
+        if warning is not None:
             live.say(warning)
         if removed := clean_debris(profile):
             live.say(f"removed {len(removed)} files or directories that killed runs left behind")
-        if profile == "smoke":
-            live.say(fresh_smoke_store())
-        if seed != prof.seed:
+        if replicate:
             live.say(f"note: seed {seed}: every model trains at its seed + {seed} (a replicate, stored beside the "
-                     f"seed-{prof.seed} models); its results and notebooks replace those in {_shown(RESULTS / profile)}"
-                     + (f" and {_shown(book)}" if profile == DEFAULT_PROFILE else ""))
+                     f"seed-{prof.seed} models); its results and notebooks go to "
+                     f"{_shown(results_home(profile, replicate))}, the book's are untouched")
         for i, (source, name) in enumerate(zip(sources, names), 1):
             expected = [last.get(n) for n in names[i - 1:]]
             live.say(f"[{i}/{len(sources)}] {name}  (elapsed {_fmt(time.time() - t0)}, "
@@ -364,26 +408,18 @@ def run(profile: str = DEFAULT_PROFILE, only: str | None = None, seed: int | Non
                         f"ETA {_eta(expected, now - start)}")
 
             with live.notebook(status):
-                outcome = execute_to_home(source, name, profile, seed, live.env)
+                outcome = execute_to_home(source, name, profile, seed, live.env, replicate)
             outcomes.append(outcome)
             if outcome.ok:
-                last[name] = round(outcome.seconds, 1)
-                atomic_write_text(timings_path, json.dumps(last, indent=2, sort_keys=True) + "\n")
+                if not replicate:  # the book's timings give the next run its ETA
+                    last[name] = round(outcome.seconds, 1)
+                    atomic_write_text(timings_path, json.dumps(last, indent=2, sort_keys=True) + "\n")
                 live.say(f"    {name}: ok in {_fmt(outcome.seconds)}")
             else:
                 kept = f"; failed copy: {_shown(outcome.failed_copy)}" if outcome.failed_copy else ""
                 live.say(f"    {name}: FAILED in {_fmt(outcome.seconds)}: {outcome.error}{kept}")
     _summary(outcomes, profile, time.time() - t0, stream)
     return outcomes
-
-
-def fresh_smoke_store() -> str:
-    """Empty the smoke profile's model store. Stored runs are keyed by chapter version, not by source, so a model
-    of code since changed would load and hide the change from the smoke notebooks (nbval's reference and the
-    version fingerprints); smoke models train in seconds, so every smoke run trains its own."""
-    store = RESULTS / "smoke" / "checkpoints"
-    shutil.rmtree(store, ignore_errors=True)
-    return f"smoke: the models train afresh ({_shown(store)} emptied)"
 
 
 def _shown(path: Path) -> str:
@@ -497,7 +533,7 @@ def _run_command(a: argparse.Namespace) -> int:
             return 2
         print_plan(a.profile, chapters)
         return 0
-    return 0 if all(o.ok for o in run(a.profile, a.only, a.seed)) else 1
+    return 0 if all(o.ok for o in run(a.profile, a.only, a.seed, allow_dirty=a.allow_dirty)) else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -509,6 +545,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "glob ('mmtnn/*') or a part of the name")
     p.add_argument("--seed", type=seed_int, help="seed passed to every notebook, added to every training seed of its "
                    "chapter (default 0: the profile's own seeds)")
+    p.add_argument("--allow-dirty", action="store_true", help="run although the code differs from its commit "
+                   "(every record then says git_dirty: true; refused without it)")
     p.add_argument("--plan", action="store_true", help="run nothing: print per chapter the models the profile "
                    "trains, their parameters, tokens and expected hours on one GPU (with --only: its chapters)")
     p.set_defaults(func=_run_command)
