@@ -407,3 +407,18 @@ def test_an_unanswered_headline_says_how_many_seeds_would_answer_it(ours_a, sd, 
     got = C.headlines(C.evaluate("p", [c], tables), "p", [head], [c], tables).iloc[0]
     assert got.reason.startswith(f"ours {C._fmt(ours_a - 90.0)} ± {C._fmt(sd)}")
     assert resolve in got.to_resolve if resolve else got.to_resolve == "", got.to_resolve
+
+
+@pytest.mark.parametrize("book, replicate, settled", [
+    ("reproduced", "holds", "holds"),          # the direction agreed, the size did not
+    ("reproduced", "inconclusive", "inconclusive"),
+    ("holds", "fails", "inconclusive"),
+    ("holds", "holds", "holds"),               # did not move: untouched
+])
+def test_a_verdict_that_moves_between_seeds_is_settled_by_neither(book, replicate, settled):
+    verdicts = pd.DataFrame([{"id": "t.x", "verdict": book, "ours": 1.0, "spread": 0.1, "why": "w"}])
+    stable = pd.DataFrame([{"replicate": "seed1", "id": "t.x", "book": book, "replicate_verdict": replicate,
+                            "replicate_value": 0.5, "replicate_spread": 0.2, "moved": book != replicate}])
+    got = C.settle(verdicts, stable).iloc[0]
+    assert got.verdict == settled
+    assert ("not settled across seeds" in got.why) is (book != replicate), got.why

@@ -222,6 +222,16 @@ def test_commands_import_neither_torch_nor_pandas(model_dir, text_file):
         assert result.stderr.decode().splitlines()[-1] == "[] 0", (args, result.stderr.decode())
 
 
+def test_no_numeric_library_loads_before_a_command_sets_its_threads():
+    """Registering the commands imports none of numpy, torch, pandas: their thread pools read the environment
+    once, when loaded, so one loaded at registration ran `--threads 1` on every core."""
+    probe = ("import sys\nfrom hanzilm import cli\n"
+             "try:\n    cli._dispatch(['segment', '--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('numpy', 'torch', 'pandas') if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60)
+    assert result.stdout.decode().splitlines()[-1] == "[]", result.stderr.decode()
+
+
 def test_senses_reads_a_stored_backpack_without_torch_or_pandas(tmp_path):
     """`hanzilm senses` on a run directory: the NumPy reader (torch and pandas never imported), one line per
     sense, glosses from the few CC-CEDICT entries it looks up."""

@@ -260,6 +260,25 @@ def stability(profile: str, tables: dict[str, pd.DataFrame] | None = None,
                                        "flip"])
 
 
+def settle(verdicts: pd.DataFrame, stable: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts that survive their replicates: a claim whose verdict moved between the book's run and a
+    replicate (`stability`) is not settled by either. Where every run reads reproduced or holds, it holds (the
+    direction agreed, the size did not); otherwise it is inconclusive; the why gives each run's value."""
+    moved = stable[stable.moved]
+    out = verdicts.copy()
+    for claim_id, runs in moved.groupby("id", sort=False):
+        i = out.index[out.id == claim_id][0]
+        seen = {out.at[i, "verdict"], *runs.replicate_verdict}
+        each = "; ".join(f"the {r.replicate} replicate {r.replicate_verdict} "
+                         f"({_with_spread(r.replicate_value, r.replicate_spread)})" for r in runs.itertuples())
+        book = f"the book's run {out.at[i, 'verdict']} ({_with_spread(out.at[i, 'ours'], out.at[i, 'spread'])})"
+        settled = "holds" if seen <= FAVOURABLE else "inconclusive"
+        out.at[i, "verdict"] = settled
+        out.at[i, "why"] = (f"not settled across seeds: {book}, {each}"
+                            + ("; the direction holds in every run" if settled == "holds" else ""))
+    return out
+
+
 def stability_long(stable: pd.DataFrame) -> pd.DataFrame:
     """`stability` as a results table (`write_results`): one row per replicate and claim, `ours` 1 on a flip."""
     return stable.assign(metric="flip", ours=stable.flip.astype(int)).drop(columns=["flip"])
@@ -638,7 +657,10 @@ def _to_resolve(c: Claim, r: pd.Series, tables: dict[str, pd.DataFrame], profile
             factor = threshold / value
             cost = f"; at our measured speed about {_fmt(hours * factor)} CPU-hours a run" if hours else ""
             return f"{_fmt(factor)} times the training (to {_fmt(threshold)} from our {_fmt(value)}){cost}"
-        return f"the run past its gate ({requirement[0]} {op} {_fmt(threshold)}; ours {_fmt(value)})"
+        if math.isnan(value):
+            return "longer training, measured along the way (the gate's quantity is not measured at this profile)"
+        return (f"longer training, until the gate's quantity is {op} {_fmt(threshold)} (ours {_fmt(value)}); how "
+                "much longer the runs do not say")
     if math.isnan(r.spread):
         return "a measured spread: seeds, or a bootstrap over its test items"
     needed = _needed_sd(c, r)

@@ -51,12 +51,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..data.readers import read_bytes
 from ..errors import DataError, HanzilmError
+
+if TYPE_CHECKING:  # numpy is imported by the functions that use it: `hanzilm` registers its commands
+    import numpy as np  # (and `--threads` is set) before any numeric library loads
 
 OFFICIAL, EXACT = "official", "exact"
 MODES = (OFFICIAL, EXACT)
@@ -157,6 +158,8 @@ LINE_FIELDS = ("true_words", "true_missed", "test_words", "test_missed", "oov", 
 
 def line_counts(result: ScoreResult) -> np.ndarray:
     """(lines, LINE_FIELDS): each scored line's counts, which sum to `result.total`'s."""
+    import numpy as np
+
     rows = [[getattr(line.counts, f) for f in LINE_FIELDS] for line in result.lines]
     return np.array(rows, dtype=float).reshape(len(rows), len(LINE_FIELDS))
 
@@ -164,6 +167,8 @@ def line_counts(result: ScoreResult) -> np.ndarray:
 def measure_of_totals(totals: np.ndarray, measure: str = "f1") -> np.ndarray:
     """F1 or OOV recall (percent) of (..., LINE_FIELDS) count totals, as `Counts` computes them: the statistic
     of a bootstrap over lines (`hanzilm.spread.bootstrap_sd`)."""
+    import numpy as np
+
     t = dict(zip(LINE_FIELDS, np.moveaxis(np.asarray(totals, dtype=float), -1, 0)))
     if measure == "oov_recall":
         return 100 * (1 - t["oov_missed"] / t["oov"])
