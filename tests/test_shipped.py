@@ -49,3 +49,21 @@ def test_segment_works_without_a_model_store(tmp_path):
     api = subprocess.run([sys.executable, "-c", "from hanzilm.papers.mmtnn import load; print(load().cut('北京'))"],
                          capture_output=True, env=env, timeout=120, text=True)
     assert api.returncode == 0 and api.stdout.strip() == "['北京']", api.stderr
+
+
+def test_traditional_text_is_read_through_openccs_table_and_printed_as_written(tmp_path):
+    run = lambda *args: subprocess.run([sys.executable, "-m", "hanzilm.cli", "segment", *args],  # noqa: E731
+                                       input="我愛北京天安門\n".encode(), capture_output=True, cwd=tmp_path, timeout=120)
+    assert run().stdout.decode() == "我  愛  北京  天安門\n"
+    assert run("--no-traditional").stdout.decode() != "我  愛  北京  天安門\n"  # as written it reads worse
+
+
+def test_only_characters_the_model_does_not_know_are_looked_up():
+    from hanzilm.papers.mmtnn.traditional import SimplifiedLookup, opencc_characters
+
+    assert opencc_characters()["愛"] == "爱" and opencc_characters()["乾"] == "干"
+    lookup = SimplifiedLookup.for_vocab({"爱", "干", "乾", "隆"})
+    assert lookup("我愛乾隆") == "我爱乾隆"   # 乾 is known (乾隆): kept; 我 is not traditional: kept
+    segmenter = Segmenter.load(SHIPPED)  # the same cuts as the simplified text, in the reader's characters
+    assert [len(w) for w in segmenter.segment("我愛北京天安門")] == [len(w) for w in segmenter.segment("我爱北京天安门")]
+    assert "".join(segmenter.segment("我愛北京天安門")) == "我愛北京天安門"

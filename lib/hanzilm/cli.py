@@ -12,6 +12,21 @@ import sys
 from .cliutil import run
 
 
+DESCRIPTION = ("Re-run three papers on character-level Chinese neural models (the book: `hanzilm paper run`), and "
+               "use what they train: segment text, score a segmentation, read a Backpack's senses.")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hanzilm")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from . import __version__
+
+        return __version__
+
+
 def main(argv: list[str] | None = None) -> int:
     return run(lambda: _dispatch(argv))
 
@@ -25,7 +40,8 @@ def _dispatch(argv: list[str] | None) -> int:
     from .papers.mmtnn import commands as segment_commands
     from .papers.mslm import commands as slm_commands
 
-    parser = argparse.ArgumentParser(prog="hanzilm", description=__doc__)
+    parser = argparse.ArgumentParser(prog="hanzilm", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"hanzilm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     data_commands.register(sub)
     runner.register(sub)

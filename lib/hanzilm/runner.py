@@ -523,7 +523,26 @@ def plan_chapters(only: str | None, book: Path = BOOK) -> list[str]:
     return [c for c in CHAPTERS if any(n.split("/")[0] == c for n in names)]
 
 
+# what `hanzilm paper` imports beyond the segmenter's light install (`pip install 'hanzilm[book]'`)
+BOOK_STACK = ("torch", "pandas", "matplotlib", "papermill", "jupytext", "gensim")
+
+
+def require_book(book: Path = BOOK) -> None:
+    """One line naming what a book command lacks: a checkout's book/, or the book's packages."""
+    import importlib.util
+
+    if not (book / "_toc.yml").is_file():
+        raise HanzilmError(f"`hanzilm paper` runs the book of a checkout of the repository, and there is no "
+                           f"{_shown(book / '_toc.yml')} here: clone the repository and run `make paper` in it")
+    missing = [m for m in BOOK_STACK if importlib.util.find_spec(m) is None]
+    if missing:
+        raise HanzilmError(f"`hanzilm paper` needs the book's packages, and {', '.join(missing)} "
+                           f"{'is' if len(missing) == 1 else 'are'} not installed: `make install` in the checkout, "
+                           "or pip install 'hanzilm[book]'")
+
+
 def _run_command(a: argparse.Namespace) -> int:
+    require_book()
     if a.plan:
         from .plan import print_plan
 
@@ -534,6 +553,13 @@ def _run_command(a: argparse.Namespace) -> int:
         print_plan(a.profile, chapters)
         return 0
     return 0 if all(o.ok for o in run(a.profile, a.only, a.seed, allow_dirty=a.allow_dirty)) else 1
+
+
+def _list_command(a: argparse.Namespace) -> int:
+    if not (BOOK / "_toc.yml").is_file():
+        require_book()
+    print("\n".join(str(s.relative_to(BOOK).with_suffix("")) for s in toc_notebooks()))
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -551,5 +577,4 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "trains, their parameters, tokens and expected hours on one GPU (with --only: its chapters)")
     p.set_defaults(func=_run_command)
     ls = paper_sub.add_parser("list", help="list the notebooks in run order")
-    ls.set_defaults(func=lambda a: print("\n".join(str(s.relative_to(BOOK).with_suffix(""))
-                                                   for s in toc_notebooks())))
+    ls.set_defaults(func=_list_command)

@@ -87,7 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default: {DEFAULT_MODEL}, the book's PKU segmenter, shipped with the package)")
     p.add_argument("file", nargs="?", help="UTF-8 input, one sentence per line (default: stdin)")
     p.add_argument("--sep", default="  ", help="word separator (default: two spaces)")
-    p.add_argument("--no-rules", action="store_true", help="do not keep URLs / ASCII runs together")
+    p.add_argument("--no-rules", action="store_true", help="do not keep URLs, ASCII runs or grapheme clusters "
+                   "(a letter with its combining marks, an emoji sequence) together")
+    p.add_argument("--no-traditional", action="store_true", help="read traditional characters as they are, not "
+                   "as their simplified forms (OpenCC's table; the output keeps the input's characters either way)")
     p.add_argument("--flush", action="store_true",
                    help="write each line as soon as it is read (the default when the output is a terminal; "
                         "otherwise lines are segmented in blocks of %d, which is faster)" % BLOCK)
@@ -99,7 +102,8 @@ def _segment(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     from .segmenter import Segmenter, iter_lines, segment_stream
 
-    segmenter = Segmenter.load(segmenter_dir(args.model), rules=not args.no_rules)
+    segmenter = Segmenter.load(segmenter_dir(args.model), rules=not args.no_rules,
+                               traditional=not args.no_traditional)
     out = sys.stdout.buffer
     interactive = args.flush or sys.stdout.isatty()
     writer = _Utf8Lines(out, flush=interactive)

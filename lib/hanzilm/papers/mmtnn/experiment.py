@@ -252,8 +252,9 @@ def _batches(cfg: SegmentationConfig, encoder: Encoder, train: list[list[str]]):
 
 
 # Pei et al.'s decoding, for every number of the chapter: plain Viterbi over the model's scores of a whole chunk,
-# without the command line's rules (URLs, ASCII runs, grapheme clusters kept whole), which the CRF does not get
-PAPER_DECODING = {"rules": False, "max_piece": None}
+# without the command line's rules (URLs, ASCII runs, grapheme clusters kept whole) or its reading of traditional
+# characters as simplified, which the CRF does not get
+PAPER_DECODING = {"rules": False, "max_piece": None, "traditional": False}
 
 
 def dev_metrics(segmenter, dev: Sequence[Sequence[str]]) -> dict[str, float]:

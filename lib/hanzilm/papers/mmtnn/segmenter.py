@@ -36,6 +36,7 @@ from .spec import TaggerSpec
 if TYPE_CHECKING:
     from .tagger import WindowTagger
 from .tags import B, E, S, allowed_tags, tags_to_words
+from .traditional import SimplifiedLookup
 from .viterbi import viterbi
 
 # every saved segmenter's config.json names this format, the stored ones too: renaming it breaks loading them
@@ -46,7 +47,8 @@ _BREAK_AFTER = re.compile(r"[。！？；，、：!?;,]")
 
 class Segmenter:
     def __init__(self, model: WindowTagger | NumpyTagger, encoder: Encoder, *, rules: bool = True,
-                 max_piece: int | None = 1000, batch_chars: int = 4096, search_chars: int = 65536):
+                 max_piece: int | None = 1000, batch_chars: int = 4096, search_chars: int = 65536,
+                 traditional: bool = True):
         # batch_chars: a batch's hidden activations (about 4 kB per character for MMTNN) stay in cache. The
         # Viterbi search loops over positions with a few NumPy calls each, whatever the number of pieces, so it
         # runs over search_chars at once (fewer, longer steps)
@@ -55,6 +57,9 @@ class Segmenter:
         self.model = model
         self.encoder = encoder
         self.rules = rules
+        # traditional (or mixed) text read through OpenCC's table: each character the model does not know as
+        # the simplified form it knows (`traditional.SimplifiedLookup`); the words keep the reader's characters
+        self.lookup = SimplifiedLookup.for_vocab(set(encoder.vocab.itos)) if traditional else None
         self.max_piece = max_piece
         self.batch_chars = batch_chars
         self.search_chars = search_chars
@@ -172,12 +177,13 @@ class Segmenter:
         """Words of `texts` (sorted by length): scored in batches of `batch_chars`, searched in one go."""
         lengths = np.array([len(t) for t in texts])
         masks = [allowed_tags(t) for t in texts] if self.rules else [None] * len(texts)
+        looked = [self.lookup(t) for t in texts] if self.lookup else texts   # what the model reads
         scores = np.zeros((len(texts), max(lengths), 5, 4), np.float32)
         for a, b in _spans(lengths, self.batch_chars):
             if lengths[a] > self.batch_chars:  # one text alone, longer than a batch: scored along it
-                scores[a, :lengths[a]] = self._long_scores(texts[a], masks[a])
+                scores[a, :lengths[a]] = self._long_scores(looked[a], masks[a])
                 continue
-            part = self.model.decode_scores(self.encoder.arrays(texts[a:b]))
+            part = self.model.decode_scores(self.encoder.arrays(looked[a:b]))
             scores[a:b, :part.shape[1]] = part
         allowed = None
         if self.rules:

@@ -1,0 +1,1 @@
+"""Evaluation metrics (the SIGHAN bakeoff scorer)."""

@@ -1,0 +1,1 @@
+"""Sun & Hewitt (2023), Character-level Chinese Backpack Language Models."""
