@@ -422,3 +422,10 @@ def test_a_verdict_that_moves_between_seeds_is_settled_by_neither(book, replicat
     got = C.settle(verdicts, stable).iloc[0]
     assert got.verdict == settled
     assert ("not settled across seeds" in got.why) is (book != replicate), got.why
+
+
+def test_no_replicate_settles_nothing():
+    verdicts = pd.DataFrame([{"id": "t.x", "verdict": "holds", "ours": 1.0, "spread": 0.1, "why": "w"}])
+    stable = pd.DataFrame(columns=["replicate", "id", "book", "replicate_verdict", "replicate_value",
+                                   "replicate_spread", "moved"])
+    assert C.settle(verdicts, stable).equals(verdicts)

@@ -264,7 +264,7 @@ def settle(verdicts: pd.DataFrame, stable: pd.DataFrame) -> pd.DataFrame:
     """The verdicts that survive their replicates: a claim whose verdict moved between the book's run and a
     replicate (`stability`) is not settled by either. Where every run reads reproduced or holds, it holds (the
     direction agreed, the size did not); otherwise it is inconclusive; the why gives each run's value."""
-    moved = stable[stable.moved]
+    moved = stable[stable.moved.astype(bool)]   # (an empty object column would select columns, not rows)
     out = verdicts.copy()
     for claim_id, runs in moved.groupby("id", sort=False):
         i = out.index[out.id == claim_id][0]
