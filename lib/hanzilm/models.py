@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import HanzilmError
 from .paths import RESULTS
+from .profiles import PROFILES
 
 # config class -> (paper, function from the stored config to a name)
 Namers = Mapping[str, tuple[str, Callable[[dict[str, Any]], str]]]
@@ -100,7 +101,7 @@ def register(sub, namers: Namers) -> None:
     p = sub.add_parser("models", help="list the trained models (by name, for --model NAME)",
                        description="Every trained model in results/<profile>/checkpoints: name, paper, profile, "
                                    "its selection metrics and where it is.")
-    p.add_argument("--profile", help="only this profile (cpu, smoke, ...)")
+    p.add_argument("--profile", choices=list(PROFILES), help="only this profile's models")
     p.set_defaults(func=lambda args: _list(args, namers))
 
 

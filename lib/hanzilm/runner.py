@@ -566,7 +566,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     paper = sub.add_parser("paper", help="execute the book's notebooks (the whole paper companion)")
     paper_sub = paper.add_subparsers(dest="paper_command", required=True)
     p = paper_sub.add_parser("run", help="run every notebook in book/_toc.yml order with papermill")
-    p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES))
+    p.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES),
+                   help=f"the sizes and step counts every notebook reads (default {DEFAULT_PROFILE}: the book's; "
+                        "smoke: minutes, for CI; gpu, paper: see the README's Profiles)")
     p.add_argument("--only", help="run only the notebooks whose name (e.g. data/corpus_statistics) matches: a "
                    "glob ('mmtnn/*') or a part of the name")
     p.add_argument("--seed", type=seed_int, help="seed passed to every notebook, added to every training seed of its "

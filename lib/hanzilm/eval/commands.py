@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..cliutil import add_threads
+from ..errors import DataError
 from .sighan import format_report, score_files  # the standard library only: cheap for --help
 
 
@@ -17,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "line, as the script does); --mode exact aligns by a longest common "
                                    "subsequence of words instead.")
     p.add_argument("train_words", help="training word list, one word per line ('-' for none)")
-    p.add_argument("gold")
-    p.add_argument("test")
+    p.add_argument("gold", help="the gold segmentation: words separated by spaces, one sentence per line")
+    p.add_argument("test", help="the segmentation to score, line for line with the gold")
     p.add_argument("--mode", choices=("official", "exact"), default="official",
                    help="official: the script's alignment (GNU diff, needs `diff` on PATH; the default); "
                         "exact: a longest common subsequence of words")
@@ -34,6 +35,8 @@ def _score(args: argparse.Namespace) -> int:
     words = None if args.train_words in ("-", "") else args.train_words
     result = score_files(words, args.gold, args.test, allow_mismatch=args.allow_mismatch, mode=args.mode,
                          keep_diff=args.per_line, workers=args.threads)
+    if result.total.true_words == 0:  # F would print as 0.000, a score of nothing
+        raise DataError("the gold has no words: nothing to score against", path=args.gold)
     # bytes: a word the A1 40 split cut in two is written back as the script writes it
     report = format_report(result, per_line=args.per_line).encode("utf-8", "surrogateescape")
     sys.stdout.flush()

@@ -64,7 +64,13 @@ def segmenter_dir(ref: str) -> Path:
         return _saved_in(Path(ref), ref)
     if ref == DEFAULT_MODEL:
         return SHIPPED
-    model = resolve_segmenter(ref, scan(MODEL_NAMES))
+    models = scan(MODEL_NAMES)
+    segmenters = sorted(m.ref for m in models)
+    missing = (f"no segmenter {ref!r}: --model takes a segmenter, one of paper mmtnn in `hanzilm models` (here: "
+               f"{', '.join(segmenters[:12]) or 'none stored'}{' ...' if len(segmenters) > 12 else ''}), a saved "
+               f"segmenter's directory, or {DEFAULT_MODEL!r}, the one shipped with the package (the default); a "
+               "Backpack or a segmental LM is not one")
+    model = resolve_segmenter(ref, models, missing=missing)
     return _saved_in(model.path, model.ref)
 
 
@@ -78,6 +84,13 @@ def _saved_in(directory: Path, name: str) -> Path:
 BLOCK = 2000  # lines segmented together when nobody watches the output: long and short pieces batch better
 
 
+def _separator(text: str) -> str:
+    if text == "" or "\n" in text or "\r" in text:
+        raise argparse.ArgumentTypeError("must be at least one character and no line break: the words of a line "
+                                         "would run together, or over several lines")
+    return text
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("segment", help="segment Chinese text with a trained model (one sentence per line)",
                        description="Segment FILE (default: stdin) with a saved segmenter; writes one line per input "
@@ -85,8 +98,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"a model name from `hanzilm models` (NAME or NAME@PROFILE) or a saved segmenter directory "
                         f"(default: {DEFAULT_MODEL}, the book's PKU segmenter, shipped with the package)")
-    p.add_argument("file", nargs="?", help="UTF-8 input, one sentence per line (default: stdin)")
-    p.add_argument("--sep", default="  ", help="word separator (default: two spaces)")
+    p.add_argument("file", nargs="?", help="UTF-8 input, one sentence per line (default, or '-': stdin)")
+    p.add_argument("--sep", default="  ", type=_separator, help="word separator (default: two spaces)")
     p.add_argument("--no-rules", action="store_true", help="do not keep URLs, ASCII runs or grapheme clusters "
                    "(a letter with its combining marks, an emoji sequence) together")
     p.add_argument("--no-traditional", action="store_true", help="read traditional characters as they are, not "
@@ -107,8 +120,8 @@ def _segment(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     interactive = args.flush or sys.stdout.isatty()
     writer = _Utf8Lines(out, flush=interactive)
-    name = args.file or "<stdin>"
-    if args.file:
+    name = args.file if args.file not in (None, "-") else "<stdin>"
+    if name != "<stdin>":
         try:
             stream = open(args.file, "rb")
         except OSError as e:

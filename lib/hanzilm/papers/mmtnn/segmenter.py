@@ -239,15 +239,17 @@ def _spans(lengths: Sequence[int], max_chars: int) -> Iterator[tuple[int, int]]:
 # ---- the command line ----
 
 def iter_lines(stream: Iterable[bytes], name: str) -> Iterator[str]:
-    """Strictly decoded UTF-8 lines (BOM dropped, CR/LF stripped); a bad byte is an error naming the line."""
+    """Strictly decoded UTF-8 lines ending at LF, CR LF or a lone CR (old Mac files), each without a leading BOM
+    (files joined together carry one at every join); a bad byte is an error naming the line."""
     for n, raw in enumerate(stream, start=1):
-        if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
         try:
-            yield raw.decode("utf-8").rstrip("\r\n")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise DataError(f"not valid UTF-8 at byte {e.start} of the line (byte {raw[e.start:e.start + 1].hex()}); "
                             "convert the file to UTF-8 first", path=name, line=n) from None
+        text = text.removesuffix("\n").removesuffix("\r")
+        for line in text.split("\r"):
+            yield line.lstrip("\ufeff")
 
 
 def segment_stream(segmenter: Segmenter, lines: Iterable[str], out: TextIO, sep: str = "  ",
