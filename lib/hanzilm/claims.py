@@ -635,12 +635,21 @@ def headlines(verdicts: pd.DataFrame, profile: str, heads: list[Headline] | None
 
 
 def _reason(r: pd.Series) -> str:
-    """A verdict's reason in a line: our value beside the paper's and its spread, then the registry's why."""
+    """A verdict's reason in a line: our value beside the paper's and its spread, then the registry's why without
+    its asides (the claim's row keeps them)."""
+    why = _plain(r.why)
     if math.isnan(r.ours):
-        return r.why
+        return why
     paper = "" if math.isnan(r.paper_value) else f" (the paper's {_fmt(r.paper_value)})"
     spread = "" if math.isnan(r.spread) else f" ± {_fmt(r.spread)}"
-    return f"ours {_fmt(r.ours)}{spread}{paper}: {r.why}"
+    return f"ours {_fmt(r.ours)}{spread}{paper}: {why}"
+
+
+def _plain(why: str) -> str:
+    """`why` without its parentheses (the spread's source, a gate's formula) and spaces before punctuation."""
+    while (shorter := re.sub(r"\s*\([^()]*\)", "", why)) != why:
+        why = shorter
+    return re.sub(r"\s+([,;:.])", r"\1", why)
 
 
 def _to_resolve(c: Claim, r: pd.Series, tables: dict[str, pd.DataFrame], profile: str) -> str:
@@ -706,9 +715,12 @@ def headlines_html(heads: pd.DataFrame, paper: str | None = None) -> str:
 
     rows = []
     for h in (heads if paper is None else heads[heads.paper == paper]).itertuples():
-        who = f"<b>{escape(PAPERS[h.paper])}</b><br>" if paper is None else ""
+        if paper is None and (not rows or h.paper != last):
+            rows.append(f"<tr><td colspan='5' style='background:#f6f8fa;font-weight:600'>{escape(PAPERS[h.paper])}"
+                        "</td></tr>")
+        last = h.paper
         rows.append(
-            f"<tr><td>{who}{escape(h.headline)}<br><span style='color:#57606a;font-size:0.9em'>“{escape(h.quote)}” "
+            f"<tr><td>{escape(h.headline)}<br><span style='color:#57606a;font-size:0.9em'>“{escape(h.quote)}” "
             f"({escape(h.cites)})</span></td>"
             f"<td><b style='color:{_COLOURS[h.verdict]}'>{h.verdict}</b><br><span style='color:#57606a;"
             f"font-size:0.85em'>{escape(h.decided_by)}</span></td>"
