@@ -97,6 +97,14 @@ display(Markdown("\n".join(f"- {s}" for s in trends.matched_sentences(matched)))
 fig = trends.matched_figure(curves, authors)
 
 # %% [markdown]
+# Where each run's segmentation went as its language model trained on (dev word F1, the median over seeds, at
+# its first evaluation, its best and its last; the unsupervised selection takes the checkpoint of lowest dev bits
+# per character, in these runs the last):
+
+# %%
+display(Markdown("\n".join(f"- {s}" for s in trends.along_training(curves))))
+
+# %% [markdown]
 # ## The paper's claims on these runs
 #
 # ```{glue} claims_mslm_scale

@@ -662,14 +662,16 @@ def _to_resolve(c: Claim, r: pd.Series, tables: dict[str, pd.DataFrame], profile
     if requirement and "not resolved at this profile" in r.why:
         _, op, threshold, _ = requirement
         value = _value(requirement[0], c.requirement_refs(), tables, f"claim {c.id}")
-        if op in (">=", ">") and value > 0:
+        if op in (">=", ">") and value > 0 and re.search(r":(train_chars|\w*tokens)\b", requirement[0]):
             factor = threshold / value
             cost = f"; at our measured speed about {_fmt(hours * factor)} CPU-hours a run" if hours else ""
             return f"{_fmt(factor)} times the training (to {_fmt(threshold)} from our {_fmt(value)}){cost}"
         if math.isnan(value):
-            return "longer training, measured along the way (the gate's quantity is not measured at this profile)"
-        return (f"longer training, until the gate's quantity is {op} {_fmt(threshold)} (ours {_fmt(value)}); how "
-                "much longer the runs do not say")
+            return "runs that measure the gate's quantity (it is not measured at this profile)"
+        if "too small a scale" in requirement[3]:
+            return (f"longer training, until the gate's quantity is {op} {_fmt(threshold)} (ours {_fmt(value)}); "
+                    "how much longer the runs do not say")
+        return f"runs that meet the gate: its quantity {op} {_fmt(threshold)} (ours {_fmt(value)})"
     if math.isnan(r.spread):
         return "a measured spread: seeds, or a bootstrap over its test items"
     needed = _needed_sd(c, r)

@@ -298,8 +298,9 @@ def learning_curves(ch: MSLMChapter) -> pd.DataFrame:
 
 
 def at_scale_curves(ch: MSLMChapter) -> pd.DataFrame:
-    """`learning_curves` of the runs at scale, with dev boundary F1 (the authors log it) beside MCC and bpc."""
-    return _curves(ch, experiment.scale_runs(ch), ("dev_bpc", "dev_mcc", "dev_boundary_f1"))
+    """`learning_curves` of the runs at scale, with dev boundary F1 (the authors log it) beside word F1, MCC and
+    bpc."""
+    return _curves(ch, experiment.scale_runs(ch), ("dev_bpc", "dev_f1", "dev_mcc", "dev_boundary_f1"))
 
 
 def _curves(ch: MSLMChapter, runs: Sequence[SLMExperiment], metrics: Sequence[str]) -> pd.DataFrame:

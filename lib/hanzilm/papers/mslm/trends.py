@@ -204,6 +204,19 @@ def matched_sentences(matched: pd.DataFrame) -> list[str]:
     return out
 
 
+def along_training(curves: pd.DataFrame, metric: str = "dev_f1") -> list[str]:
+    """Per (dataset, model): `metric` (seed median) at its first evaluation, at its best and at its last, with the
+    characters seen at each: where a run's segmentation went as its language model trained on."""
+    out = []
+    for (dataset, model), ours in curves[curves.metric == metric].groupby(["dataset", "model"], sort=False):
+        mine = _median_curve(ours, "chars", "ours")
+        first, last, best = mine.iloc[0], mine.iloc[-1], mine.loc[mine.ours.idxmax()]
+        out.append(f"{dataset} {model}, {METRICS[metric]}: {first.ours:.3g} after {tokens_label(first.chars)} "
+                   f"characters, at best {best.ours:.3g} (after {tokens_label(best.chars)}), {last.ours:.3g} after "
+                   f"{tokens_label(last.chars)}.")
+    return out
+
+
 def matched_figure(curves: pd.DataFrame, authors: pd.DataFrame):
     """One panel per MATCHED_METRICS curve: our runs at scale (every seed, solid) and the authors' at their
     chosen rate (every seed, dashed) against characters seen, over the characters ours cover."""
