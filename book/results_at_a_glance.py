@@ -111,9 +111,8 @@ claims.show_paper(verdicts, numbers, "mmtnn")
 # A verdict should not hang on the seed or on the CPU's arithmetic. Each replicate below is one chapter run
 # again differing only in that (`results/<profile>/replicates/<name>/`: `fp32`, in fp32 where the book's run
 # used bfloat16; `seed1`, every model from another seed), judged by the same registry with the replicate's tables
-# in place of the chapter's. A claim whose verdict moves between the runs is settled by neither: the verdicts on
-# this page read it as holding where every run reads reproduced or holds, and as inconclusive otherwise, with
-# each run's value beside it.
+# in place of the chapter's. A claim whose verdict moves between the runs is settled by neither run: the
+# verdicts above already take the replicates into account (the rules above say how).
 
 # %% tags=["hide-input"]
 write_results(claims.stability_long(stable), chapter="summary", name="stability", run=run,

@@ -924,7 +924,10 @@ def rules_html() -> str:
     return (f"<div class='hanzilm-verdicts'><p>A finding's verdict:</p><ul>{items}</ul><p><b>Checks</b> (data-file "
             "and parameter counts: that our setting is the paper's) <i>agree</i> or <i>differ</i> and are counted "
             "apart from the findings. The same numbers never count twice: a claim whose evidence is a copy of "
-            "another's is <i>not tested</i> and points to the claim that counted it.</p></div>")
+            "another's is <i>not tested</i> and points to the claim that counted it. A verdict must survive the "
+            "replicates (the chapter run again from other seeds, or in other arithmetic): where it moves between "
+            "them, it <i>holds</i> if every run reads reproduced or holds, and is <i>inconclusive</i> otherwise, "
+            "each run's value in its why.</p></div>")
 
 
 def summary_html(verdicts: pd.DataFrame, paper: str) -> str:
