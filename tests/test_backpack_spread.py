@@ -19,9 +19,26 @@ T6 = {"t6.amplify_first", "t6.amplify_second"}
 
 
 def _registry(prefix: str) -> list[claims.Claim]:
-    """The registry's claims a spread covers: the comparative ones and the value claims on the share within 10 %."""
+    """The registry's claims a spread covers: the comparative ones and the value claims on the share within 10 %,
+    each with a spread row of its own (a pooled claim's spread is composed of those rows: `_pooled`)."""
     return [c for c in claims.load_claims() if c.id.startswith(prefix) and c.quantity
-            and (c.expect or c.id.endswith("within_10pct"))]
+            and (c.expect or c.id.endswith("within_10pct")) and c not in _pooled(prefix)]
+
+
+def _pooled(prefix: str) -> list[claims.Claim]:
+    """The claims that pool others (all three word types, all four words, both characters): their spread is the
+    pooled claims' spreads combined, so it names no row of its own."""
+    return [c for c in claims.load_claims() if c.id.startswith(prefix) and c.noise
+            and f"quantity={c.id.removeprefix('backpack.')}]" not in c.noise]
+
+
+@pytest.mark.parametrize("prefix, table, own", [("backpack.t3.", "table3_spread", T3),
+                                                ("backpack.t5.", "table5_spread", T5),
+                                                ("backpack.t6.", "table6_spread", T6)])
+def test_a_pooled_claims_spread_is_made_of_the_spreads_the_chapter_measures(prefix, table, own):
+    for c in _pooled(prefix):
+        named = {r.where[0][1] for r in c.noise_refs() if r.table == f"backpack/{table}"}
+        assert named and named <= own, (c.id, named - own)
 
 
 def _ids(prefix: str) -> set[str]:

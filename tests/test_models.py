@@ -117,7 +117,7 @@ def test_the_book_model_by_name_before_and_after_the_book_trains_it(tmp_path):
     listed = _cli(root, "-m", "hanzilm.cli", "models")
     assert "pku-mmtnn+pre-lr0.05@cpu" in listed.stdout.decode() and "pku-mmtnn+pre-lr0.1@cpu" in listed.stdout.decode()
     wrong = _cli(root, "-m", "hanzilm.cli", "segment", "--model", "nonesuch", stdin=b"x\n")
-    assert wrong.returncode == 2 and wrong.stderr.decode().count("\n") == 1 and "no model " in wrong.stderr.decode()
+    assert wrong.returncode == 2 and wrong.stderr.decode().count("\n") == 1 and "no segmenter " in wrong.stderr.decode()
 
 
 def test_every_name_and_path_hanzilm_models_prints_is_a_model(tmp_path, monkeypatch, capsys):

@@ -81,7 +81,7 @@ def test_the_last_snapshot_of_the_cpu_run_gives_the_chapter_values():
 
 def test_the_authors_logs_are_read_with_mcc_in_percent():
     a = mslm_trends.authors_curves()
-    assert set(a.metric) == {"dev_bpc", "dev_mcc"} and set(a.dataset) == {"PKU", "PTB"}
+    assert set(a.metric) == {"dev_bpc", "dev_mcc", "dev_boundary_f1"} and set(a.dataset) == {"PKU", "PTB"}
     pku = a[(a.dataset == "PKU") & (a.model == "MSLM") & np.isclose(a.lr, 1e-3) & (a.metric == "dev_mcc")]
     assert pku.seed.nunique() == 5 and pku.value.max() > 50  # percent, as ours
     assert (a.chars == a.step * 8192).all()
@@ -106,3 +106,18 @@ def test_points_along_training_stay_off_the_glance_page():
     along = pd.read_csv(results.RESULTS / "cpu" / "backpack" / "trends.csv")
     assert "paper" not in along and "paper_value" in along
     assert not results.glance("cpu").table.isin(["backpack/trends", "mslm/curve_trends"]).any()
+
+
+def test_our_runs_beside_the_authors_at_the_characters_both_logged():
+    """The matched-compute table: ours (every seed) and the authors' (at the paper's rate for the cell) at each
+    characters-seen point both evaluated, with where ours stands against their seeds."""
+    rows = [{"dataset": "PKU", "model": "MSLM", "seed": s, "lr": 8e-3, "step": step, "chars": step * 2048,
+             "metric": "dev_boundary_f1", "ours": v} for s, off in ((0, 0.0), (1, 2.0), (2, -2.0))
+            for step, v in ((512, 70.0 + off), (1024, 60.0 + off), (1536, 50.0 + off), (2048, 40.0 + off))]
+    matched = mslm_trends.matched_compute(pd.DataFrame(rows), mslm_trends.authors_curves())
+    at = matched[matched.chars == 4194304].set_index("metric").ours
+    assert sorted(set(matched.chars)) == [1048576, 2097152, 3145728, 4194304]
+    assert (at.ours_median, at.ours_min, at.ours_max, at.ours_seeds) == (40.0, 38.0, 42.0, 3)
+    assert at.authors_lr == 2e-3 and at.authors_seeds == 5 and at.authors_min > 80   # their MSLM: 85.9-87.7
+    (sentence,) = mslm_trends.matched_sentences(matched)
+    assert "below their lowest seed" in sentence and "ours 40 (median of 3 seeds, 38-42)" in sentence

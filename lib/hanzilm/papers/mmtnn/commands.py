@@ -66,10 +66,12 @@ def segmenter_dir(ref: str) -> Path:
         return SHIPPED
     models = scan(MODEL_NAMES)
     segmenters = sorted(m.ref for m in models)
+    _, profile = split_ref(ref)
     missing = (f"no segmenter {ref!r}: --model takes a segmenter, one of paper mmtnn in `hanzilm models` (here: "
                f"{', '.join(segmenters[:12]) or 'none stored'}{' ...' if len(segmenters) > 12 else ''}), a saved "
                f"segmenter's directory, or {DEFAULT_MODEL!r}, the one shipped with the package (the default); a "
-               "Backpack or a segmental LM is not one")
+               f"Backpack or a segmental LM is not one. Train the book's with its chapter: make paper "
+               f"PROFILE={profile} ONLY='mmtnn/'")
     model = resolve_segmenter(ref, models, missing=missing)
     return _saved_in(model.path, model.ref)
 
