@@ -289,13 +289,16 @@ def stability_html(stable: pd.DataFrame) -> str:
     from html import escape
 
     rule = ("<p>A <i>flip</i> is a claim that reads reproduced or holds in one run and fails in the other; every "
-            "other change of verdict is a move.</p>")
+            "other change of verdict is a move. A claim that moves is settled by neither run: the verdicts of this "
+            "page, the headlines' among them, are the settled ones, the same for the book's run and its "
+            "replicates.</p>")
     if stable.empty:
         return f"<div class='hanzilm-verdicts'>{rule}<p>No replicate has been run at this profile yet.</p></div>"
     stable = stable.assign(headline_moved=stable.moved & stable.decides.astype(bool))
     summary = stable.groupby(["replicate", "chapter"]).agg(claims=("id", "size"), moved=("moved", "sum"),
                                                            flips=("flip", "sum"),
-                                                           headlines_moved=("headline_moved", "sum")).reset_index()
+                                                           **{"of them deciding a headline": ("headline_moved",
+                                                                                              "sum")}).reset_index()
     moved = stable[stable.moved]
     rows = "".join(f"<tr><td>{escape(r.replicate)}</td><td>{escape(r.id)}"
                    + (f" (decides {escape(r.decides)})" if r.decides else "") + "</td>"
