@@ -58,9 +58,10 @@ $(STAMP): pyproject.toml constraints.txt
 python:
 	@$(pick_python); echo "$$py"
 
-# The main job: execute every notebook of the book at PROFILE (default cpu), writing results/<PROFILE>/.
+# The main job: execute every notebook of the book at PROFILE (default cpu), writing results/<PROFILE>/ (from
+# committed code; ALLOW_DIRTY=1 runs uncommitted code, its records marked git_dirty).
 paper: install
-	$(BIN)/hanzilm paper run --profile $(PROFILE) $(if $(ONLY),--only '$(ONLY)')
+	$(BIN)/hanzilm paper run --profile $(PROFILE) $(if $(ONLY),--only '$(ONLY)') $(if $(ALLOW_DIRTY),--allow-dirty)
 
 # All tests: unit tests, the nbval regression of the committed smoke notebooks (run with the floating-point code
 # paths pinned as the smoke runs pin them: hanzilm.machine), the book build.
