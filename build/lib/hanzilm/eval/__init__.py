@@ -1,1 +1,0 @@
-"""Evaluation metrics (the SIGHAN bakeoff scorer)."""

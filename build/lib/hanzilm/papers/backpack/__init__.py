@@ -1,1 +1,0 @@
-"""Sun & Hewitt (2023), Character-level Chinese Backpack Language Models."""
