@@ -176,12 +176,13 @@ PROFILES: dict[str, Profile] = {
                 "workers": 2,
                 "lr_grid": {**{f"pku/{e}": (4e-3, 8e-3) for e in ("rslm", "mslm", "dmslm")},
                             **{f"ptb/{e}": (6e-3, 1.2e-2) for e in ("rslm", "mslm", "dmslm")}},
-                # the headline, MSLM vs RSLM on PKU unsupervised, past the authors' bar: 2,048 steps of 2,048
-                # characters are the 4.19 M characters of their logged step 512 (where their RSLM has learned
-                # to segment), at 8e-3, the rate both cells' 400-step grids chose for the unsupervised selection;
-                # the dev set every 128 steps, every fourth on one of the authors' logged points
-                "at_scale.cells": ("pku/rslm", "pku/mslm"), "at_scale.steps": 2048, "at_scale.eval_every": 128,
-                "at_scale.lr": 8e-3},
+                # the headline, MSLM vs RSLM on PKU unsupervised, in the authors' regime to their logged step 512
+                # (4.19 M characters, where their RSLM has learned to segment): their 8,192-character batches,
+                # the rate the paper chose for each cell and the first 512 steps of their schedule (warmup over
+                # 1,024 steps), so our dev curves and their logs see the same rates at the same characters;
+                # the dev set every 64 steps, every second on one of the authors' logged points
+                "at_scale.cells": ("pku/rslm", "pku/mslm"), "at_scale.steps": 512, "at_scale.batch_chars": 8192,
+                "at_scale.warmup_steps": 1024, "at_scale.eval_every": 64},
         },
     ),
     "gpu": Profile(

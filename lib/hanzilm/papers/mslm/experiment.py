@@ -86,12 +86,17 @@ class SLMExperiment:
 class AtScale:
     """Longer runs of some unsupervised cells of Table 2 (`cells`: "pku/rslm", ...), each at the cell's seeds:
     the paper's headline asked past the characters where the authors' own logs show the models settled.
-    `steps` at the corpus's batch size, at one rate `lr` for every cell (no grid: the runs are the costliest of
-    the chapter), the dev set scored every `eval_every` steps (the authors' logged characters among them)."""
+    `steps` of `batch_chars` characters (None: the corpus's batch) at `lr` (None: the rate the paper chose for
+    the cell), the dev set scored every `eval_every` steps (the authors' logged characters among them).
+    `warmup_steps` None warms up over the authors' fraction of `steps`; the authors' own 1,024 (longer than
+    the run) trains the first `steps` of their schedule, so our runs and their logs see the same rates."""
     cells: tuple[str, ...] = ()
     steps: int = 0
-    lr: float = 0.0
+    lr: float | None = None
     eval_every: int = 0
+    batch_chars: int | None = None
+    warmup_steps: int | None = None
+    grad_accum: int = 1           # micro-batches per step (a batch's memory over this many)
 
 
 @dataclass(frozen=True)
@@ -188,16 +193,22 @@ def slm_experiment(ch: MSLMChapter, corpus: str, encoder: str, *, seed: int = 0,
 
 def scale_runs(ch: MSLMChapter) -> list[SLMExperiment]:
     """The runs `ch.at_scale` asks for: each of its cells at every seed of the cell's unsupervised selection,
-    `at_scale.steps` long (the warmup the same fraction of them)."""
+    `at_scale.steps` of its batches long."""
     s = ch.at_scale
     runs = []
     for cell in s.cells:
         corpus, encoder = cell.split("/")
-        longer = dataclasses.replace(ch.template(corpus).train, steps=s.steps, eval_every=s.eval_every,
-                                     checkpoint_every=s.eval_every)
-        at = dataclasses.replace(ch, **{corpus: dataclasses.replace(ch.template(corpus), train=longer)})
-        runs += [slm_experiment(at, corpus, encoder, seed=seed, lr=s.lr)
-                 for seed in ch.seeds_for(corpus, encoder, "unsupervised")]
+        base = ch.template(corpus)
+        longer = dataclasses.replace(base.train, steps=s.steps, eval_every=s.eval_every,
+                                     checkpoint_every=s.eval_every, grad_accum=s.grad_accum)
+        at = dataclasses.replace(ch, **{corpus: dataclasses.replace(
+            base, train=longer, batch_chars=s.batch_chars or base.batch_chars)})
+        lr = paper_lr(corpus, encoder) if s.lr is None else s.lr
+        for seed in ch.seeds_for(corpus, encoder, "unsupervised"):
+            exp = slm_experiment(at, corpus, encoder, seed=seed, lr=lr)
+            if s.warmup_steps is not None:
+                exp = dataclasses.replace(exp, train=dataclasses.replace(exp.train, warmup_steps=s.warmup_steps))
+            runs.append(exp)
     return runs
 
 
