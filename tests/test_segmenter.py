@@ -107,6 +107,17 @@ def test_bad_encoding_names_the_line(tmp_path, capsys, segmenter):
     assert "line 2: not valid UTF-8" in capsys.readouterr().err
 
 
+def test_a_bad_line_leaves_every_line_before_it_written_in_any_block_size(tmp_path, capsys, segmenter):
+    segmenter.save(tmp_path / "m")
+    src = tmp_path / "mixed.txt"
+    src.write_bytes("我们\n".encode("utf-8") * 2999 + "北京\n".encode("gbk") + "今天\n".encode("utf-8"))
+    for mode in ([], ["--flush"]):
+        assert main(["segment", "--model", str(tmp_path / "m"), *mode, str(src)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out.splitlines() == ["我们"] * 2999, mode
+        assert "line 3000: not valid UTF-8" in captured.err
+
+
 def test_load_rejects_a_non_segmenter(tmp_path):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "config.json").write_text('{"format": "other"}')

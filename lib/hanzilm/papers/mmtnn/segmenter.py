@@ -254,13 +254,19 @@ def iter_lines(stream: Iterable[bytes], name: str) -> Iterator[str]:
 
 def segment_stream(segmenter: Segmenter, lines: Iterable[str], out: TextIO, sep: str = "  ",
                    block: int = 2000) -> int:
-    """Segment lines in blocks (bounded memory for any input size); returns the number of lines."""
+    """Segment lines in blocks (bounded memory for any input size); returns the number of lines. A bad line
+    stops the stream after every line before it is written, whatever the block size (as a line-by-line run
+    would leave it)."""
     count, buf = 0, []
-    for line in lines:
-        buf.append(line)
-        if len(buf) == block:
-            count += _flush(segmenter, buf, out, sep)
-            buf = []
+    try:
+        for line in lines:
+            buf.append(line)
+            if len(buf) == block:
+                count += _flush(segmenter, buf, out, sep)
+                buf = []
+    except DataError:
+        _flush(segmenter, buf, out, sep)
+        raise
     return count + _flush(segmenter, buf, out, sep)
 
 
