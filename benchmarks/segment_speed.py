@@ -3,6 +3,13 @@
 
     .venv/bin/python benchmarks/segment_speed.py [--profile cpu] [--threads 2] [--repeats 3] [--train-steps 100]
                                                  [--one] [--against REV]
+    .venv/bin/python benchmarks/segment_speed.py --shipped [--mb 10] [--threads 1] [--repeats 3]
+
+`--shipped` times the command as users run it: `hanzilm segment`'s stream (UTF-8 lines in, the shipped model,
+words out) over `--mb` MB of the PKU test input repeated, beside jieba cutting the same lines and writing them the
+same way, in turn in one process; F is each on one copy of the test input. It also prints the ceiling the
+shipped model's arithmetic sets: its first layer's multiply-adds per character at the speed NumPy's float32
+product of that shape reaches on this thread.
 
 The segmenters are the chapter's trained models, loaded as `hanzilm segment` loads them (NumPy engine) (`hanzilm
 paper run --profile cpu --only 'mmtnn/*'` trains them; this script trains them first if they are missing); `--one`
@@ -35,6 +42,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from hanzilm.cliutil import set_threads
 
@@ -92,8 +100,87 @@ def _matmul_gflops(repeats: int = 50) -> float:
     return 2 * a.shape[0] * a.shape[1] * b.shape[1] / best / 1e9
 
 
+class _Sink:
+    """A write-only text stream that keeps nothing (the output's cost is its encoding, as the command's)."""
+
+    def write(self, text: str) -> int:
+        return len(text.encode("utf-8"))
+
+
+def _jieba():
+    import jieba
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+    return jieba
+
+
+def _ceiling(segmenter: Segmenter, repeats: int = 20) -> tuple[float, float]:
+    """(multiply-adds per character of the model's first layer as a dense product, characters/s at which this
+    thread's float32 product of that shape computes them for a batch of 4,096 positions)."""
+    import numpy as np
+
+    maps = segmenter.model.char_maps
+    a = np.random.default_rng(0).standard_normal((4096, maps.shape[0]), dtype=np.float32)
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ maps
+        best = min(best, time.perf_counter() - t0)
+    return maps.shape[0] * maps.shape[1], len(a) / best
+
+
+def shipped(args: argparse.Namespace) -> None:
+    """`--shipped`: the command's speed and F beside jieba's (see the module's docstring)."""
+    from hanzilm.papers.mmtnn import load
+    from hanzilm.papers.mmtnn.commands import SHIPPED
+    from hanzilm.papers.mmtnn.segmenter import iter_lines, segment_stream
+
+    lines, gold = ex.test_set("pku")
+    words = ex.training_words("pku")
+    one = ("\n".join(lines) + "\n").encode("utf-8")
+    data = one * math.ceil(args.mb * 1e6 / len(one))
+    n_chars = sum(len(line) for line in data.decode("utf-8").splitlines())
+    ours = {"hanzilm segment (shipped MMTNN + pre-training)": load("shipped")}
+    if args.against:
+        ours[f"hanzilm segment @ {args.against}"] = _segmenter_at(args.against).load(SHIPPED)
+    jieba = _jieba()
+
+    def command(seg) -> Callable[[bytes], None]:
+        return lambda raw: segment_stream(seg, iter_lines(io.BytesIO(raw), "<bench>"), _Sink(), "  ", block=2000)
+
+    def theirs(raw: bytes) -> None:
+        out = _Sink()
+        for line in raw.decode("utf-8").splitlines():
+            out.write("  ".join(w for w in jieba.cut(line) if w.strip()) + "\n")
+
+    systems = {**{name: command(seg) for name, seg in ours.items()}, "jieba 0.42 (default)": theirs}
+    timed = _timed({name: lambda _, fn=fn: fn(data) for name, fn in systems.items()}, [None], args.repeats)
+    outputs = {name: seg.segment_lines(lines) for name, seg in ours.items()}
+    f1 = {name: score(words, gold, out).total.f1 for name, out in outputs.items()}
+    f1["jieba 0.42 (default)"] = score(words, gold, [[w for w in jieba.cut(line) if w.strip()] if line else []
+                                                     for line in lines]).total.f1
+    speeds = {name: n_chars / secs for name, (_, secs) in timed.items()}
+    base = speeds["jieba 0.42 (default)"]
+    print(f"{len(data) / 1e6:.1f} MB ({n_chars:,} characters: the PKU test input x {len(data) // len(one)}); "
+          f"threads {args.threads}; best of {args.repeats}")
+    print(f"| system | F (PKU test) | chars/s | vs jieba |\n|---|---|---|---|")
+    for name, speed in speeds.items():
+        print(f"| {name} | {100 * f1[name]:.2f} | {speed / 1e3:,.0f} k | {speed / base:.2f} |")
+    if args.against:
+        same = len({str(out) for out in outputs.values()}) == 1
+        print(f"output on the PKU test input {'the same' if same else 'DIFFERENT'} at {args.against}")
+    macs, ceiling = _ceiling(next(iter(ours.values())))
+    print(f"the first layer as a dense product ({macs / 1e3:,.0f} k multiply-adds per character) would alone cap "
+          f"a decode at {ceiling / 1e3:,.0f} k characters/s on this thread ({2 * macs * ceiling / 1e9:.0f} GFLOP/s "
+          "in NumPy's float32 product of its shape); it is looked up instead (`NumpyTagger.first_layer`)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--shipped", action="store_true", help="time `hanzilm segment` (the shipped model) beside "
+                    "jieba on --mb MB of the PKU test input repeated")
+    ap.add_argument("--mb", type=float, default=10.0)
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
@@ -104,6 +191,8 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ.setdefault("HANZILM_PROGRESS", "0")
+    if args.shipped:
+        return shipped(args)
 
     ch = ex.configure(args.profile)
     lines, gold = ex.test_set("pku")  # the whole test input, whatever the profile scores

@@ -86,6 +86,17 @@ def test_numpy_tagger_equals_the_torch_model(name):
     assert (fast.decode(arrays) == model.decode(arrays)).all()
 
 
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_looked_up_first_layer_equals_the_dense_product(name):
+    model, enc = _tagger(VARIANTS[name])
+    fast = NumpyTagger(model.spec, {k: v.detach().numpy() for k, v in model.state_dict().items()})
+    rng = np.random.default_rng(0)
+    windows = rng.integers(0, len(enc.vocab), (3, 7, model.spec.window))
+    pairs = rng.integers(0, enc.n_bigrams, (3, 7, model.spec.window - 1)) if model.spec.bigram else None
+    np.testing.assert_allclose(fast.first_layer(windows, pairs), fast.first_layer_dense(windows, pairs),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_load_engines_agree_and_bad_weights_name_the_file(model_dir, tmp_path):
     lines = TEXTS + ["", "北京  今天"]
     fast, slow = Segmenter.load(model_dir), Segmenter.load(model_dir, engine="torch")

