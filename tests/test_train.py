@@ -122,6 +122,21 @@ def test_resume_equals_uninterrupted(tmp_path, optimizer):
     assert _losses(json.loads((tmp_path / "b" / "history.json").read_text())) == _losses(straight.history)
 
 
+def test_a_resume_point_saved_before_the_loop_state_had_its_patience_fields_resumes_exactly(tmp_path):
+    """Checkpoints written before `LoopState` carry no `stale` or `stopped_early` (runs of the stores of
+    2026-12 among them): they resume as if they had been written today."""
+    c = _tiny.cfg(checkpoint_every=7, log_every=5, eval_every=10)
+    straight = train(_tiny.build(), c, _tiny.batches(), _tiny.evaluate, tmp_path / "a")
+    with pytest.raises(Crash):
+        train(_tiny.build(), c, _crashing(_tiny.batches(), 17), _tiny.evaluate, tmp_path / "b")
+    blob = tmp_path / "b" / json.loads((tmp_path / "b" / "last.json").read_text())["state"]
+    saved = torch.load(blob, weights_only=True)
+    del saved["stale"], saved["stopped_early"]
+    torch.save(saved, blob)
+    resumed = train(_tiny.build(), c, _tiny.batches(), _tiny.evaluate, tmp_path / "b")
+    assert _losses(resumed.history) == _losses(straight.history)
+
+
 def test_finished_run_is_not_retrained(tmp_path):
     c = _tiny.cfg(steps=10)
     first = train(_tiny.build(), c, _tiny.batches(), _tiny.evaluate, tmp_path)

@@ -242,6 +242,40 @@ def _save_weights(model: torch.nn.Module, path: Path, meta: dict[str, Any]) -> N
         save_model(model, str(tmp), metadata={k: json.dumps(v) for k, v in meta.items()})
 
 
+@dataclass
+class Window:
+    """The steps since the last log row: their summed losses, gradient norms and units, count and seconds."""
+    loss: float = 0.0
+    grad_norm: float = 0.0
+    n: int = 0
+    units: int = 0
+    secs: float = 0.0
+
+
+@dataclass
+class LoopState:
+    """What a run carries from step to step and across sessions: saved whole with each resume point (as plain
+    containers, which `torch.load(weights_only=True)` accepts) and restored from it."""
+    config: dict[str, Any]                # the TrainConfig it started with: a resume under another is refused
+    threads: int                          # torch threads it started with (a CPU run resumes on as many)
+    step: int = 0
+    history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    best: dict[str, Any] | None = None    # {"step", "value", "metrics"} of the best cfg.metric so far
+    extra_best: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # per keep_best metric
+    nonfinite: int = 0                    # updates skipped for a non-finite loss or gradient
+    wall_time: float = 0.0                # training seconds of earlier sessions (at the last resume point)
+    window: Window = dataclasses.field(default_factory=Window)
+    stale: int = 0                        # evaluations in a row without a better cfg.metric
+    stopped_early: bool = False           # cfg.patience ended the run
+
+    def saved(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def loaded(cls, saved: dict[str, Any]) -> LoopState:
+        return cls(**{**saved, "window": Window(**saved["window"])})
+
+
 def write_history(run_dir: Path, history: list[dict[str, Any]]) -> None:
     atomic_write_text(run_dir / "history.json", json.dumps(history, indent=0))
 
@@ -353,30 +387,30 @@ def train(model: torch.nn.Module, cfg: TrainConfig, train_batches: Callable[...,
     loss_fn = torch.compile(model.loss, backend=rt.compile) if rt.compile else model.loss
     batch_at = _batch_source(train_batches, d)
     state = _resume(run_dir, model, opt, cfg, d)
-    clock = (state["wall_time"], time.perf_counter())  # training seconds of earlier sessions, this one's start
-    with _reproducible(d.device, state["threads"], run_dir.name), \
-            progress(cfg.steps, run_dir.name, "step", state["step"], d.main) as bar:  # closed on any exception too
-        for step in range(state["step"], state["step"] if state.get("stopped_early") else cfg.steps):
+    clock = (state.wall_time, time.perf_counter())  # training seconds of earlier sessions, this one's start
+    with _reproducible(d.device, state.threads, run_dir.name), \
+            progress(cfg.steps, run_dir.name, "step", state.step, d.main) as bar:  # closed on any exception too
+        for step in range(state.step, state.step if state.stopped_early else cfg.steps):
             t_step, lr = time.perf_counter(), lr_at(step, cfg)
             outcome = _step(model, loss_fn, opt, batch_at(step), lr, cfg, d, bool(rt.pin_memory))
-            state["step"] = done = step + 1
+            state.step = done = step + 1
             row = _account(state, outcome, run_dir, cfg, d)
-            state["window"]["secs"] += time.perf_counter() - t_step  # step time only: no eval, no checkpoints
+            state.window.secs += time.perf_counter() - t_step  # step time only: no eval, no checkpoints
             last = done == cfg.steps
-            row.update(_log_row(state["window"], lr, _elapsed(clock), bar) if done % cfg.log_every == 0 or last
-                       else {})
+            if done % cfg.log_every == 0 or last:
+                row.update(_log_row(state, lr, _elapsed(clock), bar))
             if evaluate is not None and ((cfg.eval_every and done % cfg.eval_every == 0) or last):
                 last = _evaluate_and_select(model, evaluate, state, row, cfg, keep_best, run_dir, d) or last
             elif evaluate is None and last:
                 _select_last(model, state, cfg, run_dir, d)
             if row:
-                state["history"].append({"step": done, **row})
+                state.history.append({"step": done, **row})
             if done in cfg.snapshots and d.main:
                 _save_weights(model, run_dir / snapshot_name(done), {"step": done})
             if (cfg.checkpoint_every and done % cfg.checkpoint_every == 0) or last:
                 _checkpoint(run_dir, model, opt, state, _elapsed(clock), d)
             bar.update(1)
-            if state.get("stopped_early"):
+            if state.stopped_early:
                 break
     ddp.barrier(d)  # nobody reads best/last before rank 0 has written them
     return _result(state, run_dir)
@@ -406,14 +440,13 @@ def _batch_source(train_batches: Callable[..., Batch], d: Dist) -> Callable[[int
 
 
 def _resume(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig,
-            d: Dist) -> dict[str, Any]:
+            d: Dist) -> LoopState:
     """The training state: the last checkpoint's (weights, optimiser and RNGs restored), or a fresh one."""
     state = _load_last(run_dir, model, opt, d)
     if state is None:
         _seed(cfg.seed + d.rank)  # rank-specific so dropout masks differ between shards
         ddp.same_start(model, d)
-        return {"step": 0, "history": [], "best": None, "extra_best": {}, "nonfinite": 0, "wall_time": 0.0,
-                "window": _empty_window(), "config": _config_dict(cfg), "threads": torch.get_num_threads()}
+        return LoopState(config=_config_dict(cfg), threads=torch.get_num_threads())
     diff = [k for k in state["config"].keys() | _config_dict(cfg).keys()
             if state["config"].get(k) != _config_dict(cfg).get(k)]
     if diff:
@@ -424,100 +457,97 @@ def _resume(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, c
         _set_rng_state(rngs[d.rank])
     else:  # resumed on more processes than saved: the new ranks start fresh streams
         _seed(cfg.seed + d.rank)
-    return state
-
-
-def _empty_window() -> dict[str, float]:
-    return {"loss": 0.0, "grad_norm": 0.0, "n": 0, "units": 0, "secs": 0.0}
+    return LoopState.loaded(state)
 
 
 def _elapsed(clock: tuple[float, float]) -> float:
     return clock[0] + time.perf_counter() - clock[1]
 
 
-def _account(state: dict[str, Any], outcome: tuple[float, int, float, str | None], run_dir: Path,
+def _account(state: LoopState, outcome: tuple[float, int, float, str | None], run_dir: Path,
              cfg: TrainConfig, d: Dist) -> dict[str, Any]:
     """A step's outcome added to the logging window, or, for a skipped non-finite step, counted against
     cfg.max_nonfinite (training stops past it, the last checkpoint kept). Returns the step's history row."""
     loss, units, grad_norm, bad = outcome
     if not bad:
-        win = state["window"]
-        win.update(loss=win["loss"] + loss, grad_norm=win["grad_norm"] + grad_norm, n=win["n"] + 1,
-                   units=win["units"] + units)
+        win = state.window
+        win.loss, win.grad_norm, win.n, win.units = win.loss + loss, win.grad_norm + grad_norm, win.n + 1, \
+            win.units + units
         return {}
-    done = state["step"]
-    state["nonfinite"] += 1
+    done = state.step
+    state.nonfinite += 1
     if d.main:
         warnings.warn(f"{run_dir.name}: step {done} (train_batches({done - 1})): non-finite {bad}, update "
-                      f"skipped ({state['nonfinite']}/{cfg.max_nonfinite} allowed)", RuntimeWarning)
-    if state["nonfinite"] > cfg.max_nonfinite:
-        state["history"].append({"step": done, "nonfinite": bad})
+                      f"skipped ({state.nonfinite}/{cfg.max_nonfinite} allowed)", RuntimeWarning)
+    if state.nonfinite > cfg.max_nonfinite:
+        state.history.append({"step": done, "nonfinite": bad})
         if d.main:
-            write_history(run_dir, state["history"])
-        raise HanzilmError(f"{run_dir}: {state['nonfinite']} non-finite steps, more than max_nonfinite="
+            write_history(run_dir, state.history)
+        raise HanzilmError(f"{run_dir}: {state.nonfinite} non-finite steps, more than max_nonfinite="
                            f"{cfg.max_nonfinite} (last: step {done}, {bad}); lower the lr or set grad_clip, or "
                            "inspect that batch; training stopped, last checkpoint kept")
     return {"nonfinite": bad}
 
 
-def _log_row(win: dict[str, float], lr: float, elapsed: float, bar: Any) -> dict[str, float]:
+def _log_row(state: LoopState, lr: float, elapsed: float, bar: Any) -> dict[str, float]:
     """The logging window's means (nothing if every step in it was skipped), shown on the bar; the window
     starts again."""
-    if not win["n"]:
+    win = state.window
+    if not win.n:
         return {}
-    row = {"loss": win["loss"] / win["n"], "lr": lr, "grad_norm": win["grad_norm"] / win["n"],
-           "tokens_per_s": win["units"] / max(win["secs"], 1e-9), "time": elapsed}
+    row = {"loss": win.loss / win.n, "lr": lr, "grad_norm": win.grad_norm / win.n,
+           "tokens_per_s": win.units / max(win.secs, 1e-9), "time": elapsed}
     bar.set_postfix(loss=f"{row['loss']:.4f}", lr=f"{lr:.2e}", tok_s=f"{row['tokens_per_s']:.0f}", refresh=False)
-    win.update(_empty_window())
+    state.window = Window()
     return row
 
 
-def _evaluate_and_select(model: torch.nn.Module, evaluate: Evaluate, state: dict[str, Any], row: dict[str, Any],
+def _evaluate_and_select(model: torch.nn.Module, evaluate: Evaluate, state: LoopState, row: dict[str, Any],
                          cfg: TrainConfig, keep_best: list[tuple[str, str]], run_dir: Path, d: Dist) -> bool:
     """Evaluate; keep the weights that are best by cfg.metric and by each keep_best metric. Returns whether
     training stops early (cfg.patience evaluations in a row without a better cfg.metric)."""
     metrics = _evaluate(model, evaluate, [cfg.metric, *(m for m, _ in keep_best)], d)
     row.update(metrics)
     stop = False
-    if _better(metrics[cfg.metric], state["best"], cfg.metric_mode):
-        state["best"] = {"step": state["step"], "value": metrics[cfg.metric], "metrics": metrics}
-        state["stale"] = 0
+    if _better(metrics[cfg.metric], state.best, cfg.metric_mode):
+        state.best = {"step": state.step, "value": metrics[cfg.metric], "metrics": metrics}
+        state.stale = 0
         if d.main:
-            _save_best(run_dir, model, state["best"], cfg)
+            _save_best(run_dir, model, state.best, cfg)
     else:
-        state["stale"] = state.get("stale", 0) + 1
-        if cfg.patience and state["stale"] >= cfg.patience and state["step"] != cfg.steps:
-            state["stopped_early"] = row["stopped_early"] = stop = True
+        state.stale += 1
+        if cfg.patience and state.stale >= cfg.patience and state.step != cfg.steps:
+            state.stopped_early = row["stopped_early"] = stop = True
     for m, mode in keep_best:
-        if _better(metrics[m], state["extra_best"].get(m), mode):
-            state["extra_best"][m] = {"step": state["step"], "value": metrics[m], "metrics": metrics}
+        if _better(metrics[m], state.extra_best.get(m), mode):
+            state.extra_best[m] = {"step": state.step, "value": metrics[m], "metrics": metrics}
             if d.main:
-                _save_best(run_dir, model, state["extra_best"][m], cfg, metric=m, mode=mode)
+                _save_best(run_dir, model, state.extra_best[m], cfg, metric=m, mode=mode)
     return stop
 
 
-def _select_last(model: torch.nn.Module, state: dict[str, Any], cfg: TrainConfig, run_dir: Path, d: Dist) -> None:
+def _select_last(model: torch.nn.Module, state: LoopState, cfg: TrainConfig, run_dir: Path, d: Dist) -> None:
     """Without an evaluation, the last weights are the run's best."""
-    state["best"] = {"step": state["step"], "value": math.nan, "metrics": {}}
+    state.best = {"step": state.step, "value": math.nan, "metrics": {}}
     if d.main:
-        _save_best(run_dir, model, state["best"], cfg)
+        _save_best(run_dir, model, state.best, cfg)
 
 
-def _checkpoint(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, state: dict[str, Any],
+def _checkpoint(run_dir: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, state: LoopState,
                 elapsed: float, d: Dist) -> None:
     """A resume point: weights, optimiser, every rank's RNGs (so dropout resumes exactly on each), history."""
-    state["wall_time"] = elapsed
+    state.wall_time = elapsed
     rngs = ddp.gather(_rng_state(), d)
     if d.main:
-        _save_last(run_dir, model, opt, {**state, "rng": rngs})
-        write_history(run_dir, state["history"])
+        _save_last(run_dir, model, opt, {**state.saved(), "rng": rngs})
+        write_history(run_dir, state.history)
 
 
-def _result(state: dict[str, Any], run_dir: Path) -> TrainResult:
-    best = state["best"] or {}
-    extra = {m: {"step": b["step"], "metrics": b["metrics"]} for m, b in state["extra_best"].items()}
-    return TrainResult(history=state["history"], best_metrics=best.get("metrics", {}), best_step=best.get("step"),
-                       wall_time=state["wall_time"], steps=state["step"], nonfinite=state["nonfinite"],
+def _result(state: LoopState, run_dir: Path) -> TrainResult:
+    best = state.best or {}
+    extra = {m: {"step": b["step"], "metrics": b["metrics"]} for m, b in state.extra_best.items()}
+    return TrainResult(history=state.history, best_metrics=best.get("metrics", {}), best_step=best.get("step"),
+                       wall_time=state.wall_time, steps=state.step, nonfinite=state.nonfinite,
                        run_dir=run_dir, extra_best=extra)
 
 
