@@ -410,6 +410,20 @@ def test_an_unanswered_headline_says_how_many_seeds_would_answer_it(ours_a, sd, 
     assert resolve in got.to_resolve if resolve else got.to_resolve == "", got.to_resolve
 
 
+def test_a_headline_unsettled_by_a_replicate_asks_for_seeds_read_together_not_fewer_seeds():
+    tables = _table_with_spread([("A", "s1", "f1", 90.6, 90.5), ("B", "s1", "f1", 90.0, 90.0)], 0.1)
+    c = _claim(f"{A} - {B}", id="t.gain", expect="> 0", tol="50%", noise=SD, basis="text", headline="mmtnn.H1",
+               quote="q")
+    head = C.Headline("mmtnn.H1", "mmtnn", "the gain", "q", "§4", "t.gain")
+    verdicts = C.evaluate("p", [c], tables)
+    stable = pd.DataFrame([{"replicate": "seed1", "id": "t.gain", "book": verdicts.verdict[0],
+                            "replicate_verdict": "inconclusive", "replicate_value": 0.1, "replicate_spread": 0.3,
+                            "moved": True}])
+    got = C.headlines(C.settle(verdicts, stable), "p", [head], [c], tables).iloc[0]
+    assert got.verdict == "inconclusive" and "not settled across seeds" in got.reason
+    assert got.to_resolve.startswith("more seeds, read together with the replicates'"), got.to_resolve
+
+
 @pytest.mark.parametrize("book, replicate, settled", [
     ("reproduced", "holds", "holds"),          # the direction agreed, the size did not
     ("reproduced", "inconclusive", "inconclusive"),

@@ -681,6 +681,9 @@ def _to_resolve(c: Claim, r: pd.Series, tables: dict[str, pd.DataFrame], profile
     if needed == 0:
         return "none at this size: the effect is nil, so no number of seeds separates it from the bar"
     ratio = (r.spread / needed) ** 2
+    if ratio <= 1:  # its spread resolves it: the verdict was unsettled by a replicate that read it otherwise
+        return (f"more seeds, read together with the replicates': its sd {_fmt(r.spread)} is within the "
+                f"{_fmt(needed)} that resolves this value, but the runs at other seeds read it otherwise")
     seeds = _SEEDS.search(r.spread_source or "")
     if seeds:
         n = int(seeds.group(1))
