@@ -309,3 +309,12 @@ def test_a_partial_run_of_other_settings_is_not_resumed():
     (run / "run.json").write_text(json.dumps(info))
     with pytest.raises(HanzilmError, match="partial run started with other values of config.train.max_nonfinite"):
         _get(cfg)
+
+
+def test_a_store_root_of_its_own_leaves_the_profiles_store_alone(tmp_path, monkeypatch):
+    """`make test` trains its smoke models under $HANZILM_STORE: results/smoke/checkpoints is not touched, and the
+    runs are recorded under the same names (profile/run) as in the profile's own store."""
+    monkeypatch.setenv("HANZILM_STORE", str(tmp_path / "elsewhere"))
+    assert Store.of("smoke").root == tmp_path / "elsewhere" / "smoke" / "checkpoints"
+    monkeypatch.delenv("HANZILM_STORE")
+    assert Store.of("smoke").root == paths.RESULTS / "smoke" / "checkpoints"

@@ -34,6 +34,9 @@ STAGING_ENV = "HANZILM_RESULTS_STAGING"
 # results/<profile>/replicates/<name>/; set by the runner for a replicate's notebooks, which read them first
 REPLICATES = "replicates"
 REPLICATE_ENV = "HANZILM_REPLICATE"
+# another root for the model stores (<root>/<profile>/checkpoints/): `make test` trains the smoke models afresh there, so a stored
+# model of older code hides no change and the user's results/smoke/checkpoints stays as it was
+STORE_ENV = "HANZILM_STORE"
 
 
 def results_dir(profile: str) -> Path:

@@ -21,6 +21,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -204,8 +205,9 @@ class Store:
 
     @classmethod
     def of(cls, profile: str) -> Store:
-        """results/<profile>/checkpoints/: where a profile's runs are kept."""
-        return cls(paths.results_dir(profile) / "checkpoints")
+        """results/<profile>/checkpoints/: where a profile's runs are kept; $HANZILM_STORE/<profile>/checkpoints/
+        if that is set (`make test` trains its smoke models there, apart from the user's)."""
+        return cls(Path(os.environ.get(paths.STORE_ENV) or paths.RESULTS) / profile / "checkpoints")
 
     def run_dir(self, config: Any, data: Mapping[str, str] | None = None, version: str = "") -> Path:
         key = config_key(config, data, version)
