@@ -56,3 +56,33 @@ def test_every_module_and_function_named_exists():
                 missing = set(re.findall(r"`(\w+)`", funcs)) - _defined(path)
                 problems += [f"{row[0]}: {path.relative_to(LIB)} has no {m}" for m in sorted(missing)]
     assert not problems, problems
+
+
+def _checklists() -> str:
+    text = (paths.ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    return text.split("## Checklists", 1)[1].split("\n## ", 1)[0]
+
+
+def test_every_file_a_checklist_names_exists():
+    named = {m for m in re.findall(r"`([\w./-]+\.(?:py|csv|md|yml))`", _checklists()) if "<" not in m}
+    assert named, "no files found in the checklists"
+    missing = sorted(f for f in named if not (paths.ROOT / f).exists() and not (LIB / f).exists())
+    assert not missing, missing
+
+
+def test_every_command_a_checklist_names_exists():
+    import argparse
+
+    from hanzilm import runner
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    runner.register(sub)
+    run = sub.choices["paper"]._subparsers._group_actions[0].choices["run"]
+    text = " ".join(_checklists().split())
+    flags = set(re.findall(r"hanzilm paper run ((?:--[\w-]+ ?\S* ?)+)", text))
+    known = {a for action in run._actions for a in action.option_strings}
+    used = {f for group in flags for f in re.findall(r"--[\w-]+", group)}
+    assert used and used <= known, used - known
+    targets = set(re.findall(r"`make (\w+)", text))
+    makefile = (paths.ROOT / "Makefile").read_text(encoding="utf-8")
+    assert targets and all(re.search(rf"^{t}:", makefile, re.M) for t in targets), targets
