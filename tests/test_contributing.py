@@ -76,7 +76,7 @@ def test_every_command_a_checklist_names_exists():
     from hanzilm import runner
 
     sub = argparse.ArgumentParser().add_subparsers()
-    runner.register(sub)
+    runner.register(sub, dict)
     run = sub.choices["paper"]._subparsers._group_actions[0].choices["run"]
     text = " ".join(_checklists().split())
     flags = set(re.findall(r"hanzilm paper run ((?:--[\w-]+ ?\S* ?)+)", text))

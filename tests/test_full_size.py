@@ -92,7 +92,7 @@ def test_mmtnn_models_at_paper_size(tmp_path):
 
     ch = ex.configure(PROFILE)
     planned = {m.name: m for m in plan.plan(ch_profile()).models}
-    archs = {(c.dataset, plan.architecture(c)): c for c in plan.configs(ch)}
+    archs = {(c.dataset, plan.architecture(c)): c for c in ex.runs(ch)}
     assert {a for _, a in archs} == {"crf", "nn", "nn_tag", "mmtnn", "mmtnn+bigram"}
     for (dataset, arch), cfg in archs.items():
         train_s, _ = ex.split_sentences(cfg)

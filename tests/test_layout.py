@@ -78,6 +78,60 @@ def test_the_checker_sees_violations(tmp_path, monkeypatch):
     assert "backpack" in {_paper_of(n) for n in _imports(fake / "papers" / "mmtnn" / "x.py")}
 
 
+def _cycles(modules: list[Path]) -> list[list[str]]:
+    """The import circles among `modules` (lazy imports included; a module's import of its own package's
+    `__init__` is not an edge): each a strongly connected set of more than one module."""
+    names = {_module(p): p for p in modules}
+    graph = {m: sorted(i for i in _imports(p) if i in names and i != m and not m.startswith(i + "."))
+             for m, p in names.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle():
+    assert _cycles(MODULES) == []
+
+
+def test_the_circle_check_sees_a_lazy_circle(tmp_path, monkeypatch):
+    fake = tmp_path / "hanzilm"
+    (fake / "papers" / "mmtnn").mkdir(parents=True)
+    (fake / "papers" / "mmtnn" / "experiment.py").write_text("def f():\n    from .plan import runs\n")
+    (fake / "papers" / "mmtnn" / "plan.py").write_text("from .tables import TABLE5\n")
+    (fake / "papers" / "mmtnn" / "tables.py").write_text("from . import experiment as ex\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    assert _cycles(sorted(fake.rglob("*.py"))) == [["hanzilm.papers.mmtnn.experiment", "hanzilm.papers.mmtnn.plan",
+                                                    "hanzilm.papers.mmtnn.tables"]]
+
+
+def test_no_shared_module_loads_a_module_by_name():
+    """`importlib.import_module` hides an import from the layout checks above: a shared module reaching a paper
+    so would be an upward arrow no test sees."""
+    shared = [p for p in MODULES if _paper_of(_module(p)) is None and _module(p) not in ABOVE_PAPERS]
+    assert not [str(p.relative_to(PACKAGE)) for p in shared if "import_module(" in p.read_text(encoding="utf-8")]
+
+
 def _functions(tree: ast.AST):
     return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 

@@ -374,7 +374,7 @@ def test_runs_join_the_pool_as_soon_as_their_grid_and_vectors_are_stored(monkeyp
     import dataclasses
 
     from hanzilm.papers.mmtnn import experiment as ex
-    from hanzilm.papers.mmtnn.plan import configs
+    from hanzilm.papers.mmtnn.experiment import runs
 
     ch = dataclasses.replace(ex.configure("smoke"), lr_grid={"nn": (0.1, 0.2), "mmtnn": (0.05, 0.1)})
     f1 = {("nn", 0.1): 90.0, ("nn", 0.2): 91.0, ("mmtnn", 0.05): 93.0, ("mmtnn", 0.1): 92.0}
@@ -400,7 +400,7 @@ def test_runs_join_the_pool_as_soon_as_their_grid_and_vectors_are_stored(monkeyp
     chosen = ex.select_learning_rates(ch)            # reads the grid: nothing left to train
     assert chosen.lrs == {"nn": 0.2, "mmtnn": 0.05}
     trained = [c for c in order if c is not None]
-    assert sorted(map(repr, trained)) == sorted(map(repr, configs(chosen)))   # each once, at the chosen rates
+    assert sorted(map(repr, trained)) == sorted(map(repr, runs(chosen)))   # each once, at the chosen rates
     assert order.count(None) == (not vectors) and (vectors or order[0] is None)
     grid = set(ex.grid_configs(ch))
     for i, c in enumerate(trained):

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from hanzilm import runner
+from hanzilm.cli import chapter_plans
 from hanzilm.plan import (BF16_PEAKS, EVAL_SPEEDUP, PLAN_DEVICE, ChapterPlan, Extra, ModelPlan, Rate, bf16_peak,
-                          chapter_plan, format_plan)
+                          format_plan)
 from hanzilm.data.resolve import MIRROR_ENV, shared_data_dir
 from hanzilm.profiles import CHAPTERS, get_profile
 
@@ -30,7 +31,7 @@ def mirror() -> None:
 
 @pytest.fixture(scope="module")
 def plans(mirror) -> dict[str, dict[str, ChapterPlan]]:
-    return {p: {c: chapter_plan(c, p) for c in CHAPTERS} for p in ("gpu", "paper")}
+    return {p: {c: chapter_plans()[c](get_profile(p)) for c in CHAPTERS} for p in ("gpu", "paper")}
 
 
 # ---- the arithmetic -----------------------------------------------------------------------------------------
@@ -125,7 +126,7 @@ def test_gpu_profile_trains_the_papers_architectures(mirror):
     # every Table 2 cell at the authors' own rate
     for e in sx.unique_runs(sx.configure(gpu)):
         assert e.train.lr in {sx.paper_lr(e.corpus, e.model.encoder, s) for s in sx.SELECTIONS}
-    assert tp.configs(tp.ex.configure(gpu)) == tp.configs(tp.ex.configure(paper))
+    assert tp.ex.runs(tp.ex.configure(gpu)) == tp.ex.runs(tp.ex.configure(paper))
 
 
 def test_gpu_profile_is_about_one_gpu_hour_per_chapter(plans):
@@ -151,17 +152,14 @@ def test_plans_list_every_run_of_the_chapters(plans):
         assert [m.name for m in by_chapter["backpack"].models] == ["gpt", "backpack"]
         slm = sx.unique_runs(sx.configure(prof))
         assert sum(m.runs for m in by_chapter["mslm"].models) == len(slm)
-        neural = [c for c in tp.configs(tp.ex.configure(prof)) if c.model != "crf"]
+        neural = [c for c in tp.ex.runs(tp.ex.configure(prof)) if c.model != "crf"]
         assert sum(m.runs for m in by_chapter["mmtnn"].models) == len(neural)
     assert sum(m.runs for m in plans["paper"]["mslm"].models) == 60   # 2 corpora x 3 models x 2 rates x 5 seeds
     assert sum(m.runs for m in plans["gpu"]["mslm"].models) == 16
 
 
-def test_format_states_the_assumptions(plans, monkeypatch):
-    import hanzilm.plan as plan_mod
-
-    monkeypatch.setattr(plan_mod, "chapter_plan", lambda c, p: plans[get_profile(p).name][c])
-    text = format_plan("gpu")
+def test_format_states_the_assumptions(plans):
+    text = format_plan("gpu", {c: (lambda prof, c=c: plans[prof.name][c]) for c in CHAPTERS})
     for needle in ("989 TFLOP/s", "6N + 12LTd", "MFU 20%", "launch-bound", "measured characters/s",
                    "backpack:", "mslm:", "mmtnn:", "total:"):
         assert needle in text, needle
@@ -177,8 +175,9 @@ def test_runner_plan_picks_the_chapters_of_only(capsys, monkeypatch):
     assert runner.plan_chapters("backpack/table1") == ["backpack"]
     assert runner.plan_chapters("table6") == ["backpack", "mmtnn"]
     shown = []
-    monkeypatch.setattr(plan_mod, "print_plan", lambda profile, chapters: shown.append((profile, chapters)))
-    args = runner.argparse.Namespace(plan=True, profile="paper", only="mslm/*", seed=None)
+    monkeypatch.setattr(plan_mod, "print_plan", lambda profile, plans, chapters: shown.append((profile, chapters)))
+    args = runner.argparse.Namespace(plan=True, profile="paper", only="mslm/*", seed=None,
+                                     chapter_plans=chapter_plans)
     assert runner._run_command(args) == 0 and shown == [("paper", ["mslm"])]
     args.only = "data/corpus_statistics"
     assert runner._run_command(args) == 2
@@ -188,9 +187,7 @@ def test_runner_plan_picks_the_chapters_of_only(capsys, monkeypatch):
 def test_the_smoke_plan_scales_its_allowances_with_the_profile():
     """The Backpack's evaluation allowances follow the cloze cases a profile scores: the smoke plan (6 cases)
     is seconds, not the paper-sized 1.35 GPU-hours it once printed."""
-    from hanzilm.plan import PLAN_DEVICE, bf16_peak, chapter_plan
-
     H100_PEAK = bf16_peak(PLAN_DEVICE)
-
-    assert chapter_plan("backpack", "smoke").hours(H100_PEAK, on="gpu") < 0.01
-    assert chapter_plan("backpack", "gpu").hours(H100_PEAK, on="gpu") > 0.5
+    backpack = chapter_plans()["backpack"]
+    assert backpack(get_profile("smoke")).hours(H100_PEAK, on="gpu") < 0.01
+    assert backpack(get_profile("gpu")).hours(H100_PEAK, on="gpu") > 0.5

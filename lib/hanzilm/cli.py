@@ -44,13 +44,22 @@ def _dispatch(argv: list[str] | None) -> int:
     parser.add_argument("--version", action="version", version=f"hanzilm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     data_commands.register(sub)
-    runner.register(sub)
+    runner.register(sub, chapter_plans)
     score_commands.register(sub)
     segment_commands.register(sub)
     senses_commands.register(sub)
     models.register(sub, {**senses_commands.MODEL_NAMES, **segment_commands.MODEL_NAMES, **slm_commands.MODEL_NAMES})
     args = parser.parse_args(argv)
     return args.func(args)
+
+
+def chapter_plans() -> dict:
+    """Each chapter's `plan(profile)` (`hanzilm paper run --plan`), imported here, above the papers."""
+    from .papers.backpack import plan as backpack
+    from .papers.mmtnn import plan as mmtnn
+    from .papers.mslm import plan as mslm
+
+    return {"backpack": backpack.plan, "mslm": mslm.plan, "mmtnn": mmtnn.plan}
 
 
 if __name__ == "__main__":

@@ -10,15 +10,14 @@ measures tokens/s and MFU on a real device with the same FLOPs-per-token functio
 chapters' assumptions (`hanzilm.papers.<chapter>.plan`) are what to change.
 
 Each chapter's `plan` module builds its part from the chapter config at the profile. This shared module imports
-no paper: it loads `hanzilm.papers.<chapter>.plan` by the chapter's name, as the runner finds notebooks by name.
+no paper: the command line, above the papers, hands their `plan` functions in (`hanzilm.cli.chapter_plans`).
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from dataclasses import dataclass, field
-from typing import Sequence, TextIO
+from typing import Callable, Mapping, Sequence, TextIO
 
 from .profiles import CHAPTERS, Profile, get_profile
 
@@ -106,12 +105,7 @@ class ChapterPlan:
         return runs + sum(e.hours for e in self.extras if on in (None, e.on))
 
 
-def chapter_plan(chapter: str, profile: str | Profile) -> ChapterPlan:
-    """The plan of one chapter at `profile`, from the chapter's own `plan` module."""
-    if chapter not in CHAPTERS:
-        raise ValueError(f"chapter must be one of {CHAPTERS}, not {chapter!r}")
-    module = importlib.import_module(f"hanzilm.papers.{chapter}.plan")
-    return module.plan(get_profile(profile))
+PlanOf = Callable[[Profile], ChapterPlan]   # a chapter's `plan(profile)`
 
 
 def _si(x: float) -> str:
@@ -136,8 +130,8 @@ def _table(rows: list[list[str]], right: Sequence[int]) -> list[str]:
             .rstrip() for r in rows]
 
 
-def format_plan(profile: str | Profile, chapters: Sequence[str] = CHAPTERS, peak: float | None = None,
-                device: str = PLAN_DEVICE) -> str:
+def format_plan(profile: str | Profile, plans: Mapping[str, PlanOf], chapters: Sequence[str] = CHAPTERS,
+                peak: float | None = None, device: str = PLAN_DEVICE) -> str:
     prof = get_profile(profile)
     peak = peak or bf16_peak(device)
     out = [f"plan for profile {prof.name!r}: {prof.description}",
@@ -146,7 +140,7 @@ def format_plan(profile: str | Profile, chapters: Sequence[str] = CHAPTERS, peak
            FLOPS_CONVENTION, ""]
     totals = {"gpu": 0.0, "cpu": 0.0}
     for chapter in chapters:
-        cp = chapter_plan(chapter, prof)
+        cp = plans[chapter](prof)
         out.append(f"{chapter}: {cp.title}")
         rows = [["model", "runs", "params", "steps", "tokens/run", "eval tok/run", "FLOPs/token", "rate",
                  "tokens/s", "hours"]]
@@ -172,5 +166,6 @@ def format_plan(profile: str | Profile, chapters: Sequence[str] = CHAPTERS, peak
     return "\n".join(out)
 
 
-def print_plan(profile: str | Profile, chapters: Sequence[str] = CHAPTERS, stream: TextIO | None = None) -> None:
-    print(format_plan(profile, chapters), file=stream or sys.stdout)
+def print_plan(profile: str | Profile, plans: Mapping[str, PlanOf], chapters: Sequence[str] = CHAPTERS,
+               stream: TextIO | None = None) -> None:
+    print(format_plan(profile, plans, chapters), file=stream or sys.stdout)

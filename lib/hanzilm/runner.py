@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import Any, Callable, Iterator, Mapping, TextIO
 
 import yaml
 
@@ -550,7 +550,7 @@ def _run_command(a: argparse.Namespace) -> int:
         if not chapters:
             print(f"--only {a.only!r} picks no chapter that trains models", file=sys.stderr)
             return 2
-        print_plan(a.profile, chapters)
+        print_plan(a.profile, a.chapter_plans(), chapters)
         return 0
     return 0 if all(o.ok for o in run(a.profile, a.only, a.seed, allow_dirty=a.allow_dirty)) else 1
 
@@ -562,7 +562,9 @@ def _list_command(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, chapter_plans: Callable[[], Mapping[str, Any]]) -> None:
+    """`paper run` and `paper list`; `chapter_plans()`: each chapter's `plan(profile)`, for --plan (the command
+    line, above the papers, passes them: this module imports none)."""
     paper = sub.add_parser("paper", help="execute the book's notebooks (the whole paper companion)")
     paper_sub = paper.add_subparsers(dest="paper_command", required=True)
     p = paper_sub.add_parser("run", help="run every notebook in book/_toc.yml order with papermill")
@@ -577,6 +579,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(every record then says git_dirty: true; refused without it)")
     p.add_argument("--plan", action="store_true", help="run nothing: print per chapter the models the profile "
                    "trains, their parameters, tokens and expected hours on one GPU (with --only: its chapters)")
-    p.set_defaults(func=_run_command)
+    p.set_defaults(func=_run_command, chapter_plans=chapter_plans)
     ls = paper_sub.add_parser("list", help="list the notebooks in run order")
     ls.set_defaults(func=_list_command)

@@ -335,6 +335,39 @@ def get_segmenter(ch: MMTNNChapter, cfg: SegmentationConfig):
 GRID_FAMILIES = (("nn", False), ("nn_tag", False), ("mmtnn", False))
 
 
+# ---- the chapter's runs ----
+
+# Table 5's models: (model, pre-trained) -> the paper's row label
+TABLE5 = {("nn", False): "Zheng et al. 2013", ("mmtnn", False): "MMTNN",
+          ("nn", True): "Zheng et al. 2013 + pre-training", ("mmtnn", True): "MMTNN + pre-training"}
+# label: (model, pretrained, bigram); every one trained again from each of `ch.spread_seeds`, on both datasets
+# (the tag-embedding ablation on PKU only, as the paper's Table 3)
+SPREAD_MODELS = {"CRF": ("crf", False, False), "NN": ("nn", False, False),
+                 "NN + tag embedding": ("nn_tag", False, False), "MMTNN": ("mmtnn", False, False),
+                 "NN + pre-training": ("nn", True, False), "MMTNN + pre-training": ("mmtnn", True, False),
+                 "MMTNN + pre-training + bigram": ("mmtnn", True, True)}
+PKU_ONLY = ("CRF", "NN + tag embedding")
+
+
+def spread_configs(ch: MMTNNChapter) -> dict[tuple[str, str, int], SegmentationConfig]:
+    """(dataset label, model label, seed) -> config, for every model behind a gain, at each seed."""
+    return {(d["label"], label, seed): ch.model(dataset=key, model=m, pretrained=p, bigram=b, seed=seed)
+            for seed in (ch.segmenter.seed, *ch.spread_seeds) for key, d in DATASETS.items()
+            for label, (m, p, b) in SPREAD_MODELS.items() if key == "pku" or label not in PKU_ONLY}
+
+
+def runs(ch: MMTNNChapter) -> list[SegmentationConfig]:
+    """The chapter's run list: every segmenter its notebooks train, once each (`train_all` trains it, `plan`
+    prices it): the learning-rate grid, Table 3 (PKU), Table 5 (both datasets, with and without pre-training),
+    Table 6 (+ bigrams) and the seed spread's further seeds (those at the default rate: which grid rate they
+    train at is known only after the grid)."""
+    out = grid_configs(ch) + [ch.model(dataset="pku", model=m) for m in MODELS]
+    out += [ch.model(dataset=d, model=m, pretrained=p) for d in DATASETS for m, p in TABLE5]
+    out += [ch.model(dataset=d, model="mmtnn", pretrained=True, bigram=True) for d in DATASETS]
+    out += list(spread_configs(ch).values())
+    return list(dict.fromkeys(out))
+
+
 def _train_one(job: tuple[MMTNNChapter, SegmentationConfig | None]) -> None:
     ch, cfg = job
     if cfg is None:
@@ -344,14 +377,12 @@ def _train_one(job: tuple[MMTNNChapter, SegmentationConfig | None]) -> None:
 
 
 def train_all(ch: MMTNNChapter) -> None:
-    """Train every segmenter of the chapter's pages (`plan.configs`) that the store lacks, and the pre-trained
+    """Train every segmenter of the chapter's run list (`runs`) that the store lacks, and the pre-trained
     vectors, in one pool of `ch.workers` (one thread each). A model waits only for what it needs: the learning-rate
     grid of its family (the rate it trains at) and, pre-trained, the vectors; the rest train beside them, the
     vectors first (every pre-trained model waits for them), then the costliest waiting run, so that the workers
     finish together. (Training the whole grid first left a core idle at its end and started the vectors, 18 minutes,
     only after it.)"""
-    from .plan import configs
-
     grid = set(grid_configs(ch))
     waits_for_grid = set() if ch.lrs else {m for m, _ in GRID_FAMILIES if ch.lr_grid.get(m)}
     added: set[SegmentationConfig | None] = set()
@@ -359,7 +390,7 @@ def train_all(ch: MMTNNChapter) -> None:
     def ready() -> list[tuple[MMTNNChapter, SegmentationConfig | None]]:
         """The runs not yet in the pool that can start now: their rate is known, their vectors stored."""
         at = _rates_so_far(ch)
-        pending = [c for c in configs(at) if c not in added and not is_complete(run_dir(ch, c))]
+        pending = [c for c in runs(at) if c not in added and not is_complete(run_dir(ch, c))]
         todo: list[SegmentationConfig | None] = [
             c for c in pending if c in grid or c.model not in waits_for_grid or c.model in at.lrs]
         if any(c.pretrained for c in pending) and not vectors_stored(required(ch.store), ch.word2vec,

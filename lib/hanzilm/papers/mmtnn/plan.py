@@ -14,8 +14,7 @@ from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...plan import ChapterPlan, Extra, ModelPlan, Rate
 from ...profiles import Profile
 from . import experiment as ex
-from .experiment import DATASETS, MODELS, MMTNNChapter, SegmentationConfig
-from .tables import TABLE5, spread_configs
+from .experiment import MMTNNChapter, SegmentationConfig, runs
 from .tagger import WindowTagger
 
 # Characters per second of wall time (training and each epoch's dev evaluation), one thread: the median over the
@@ -25,17 +24,6 @@ CRF_SECONDS_PER_ITERATION = 0.51     # PKU, L-BFGS: 80 iterations in 41 s on the
 WORD2VEC_CHARS_PER_S = 0.34e6        # gensim skip-gram, d = 25, one worker: measured on PKU on the cpu machine
 
 
-def configs(ch: MMTNNChapter) -> list[SegmentationConfig]:
-    """Every segmenter the chapter's notebooks train, once each: the learning-rate grid, Table 3 (PKU), Table 5
-    (both datasets, with and without pre-training), Table 6 (+ bigrams) and the seed spread's further seeds
-    (those at the default rate: which grid rate they train at is known only after the grid)."""
-    out = ex.grid_configs(ch) + [ch.model(dataset="pku", model=m) for m in MODELS]
-    out += [ch.model(dataset=d, model=m, pretrained=p) for d in DATASETS for m, p in TABLE5]
-    out += [ch.model(dataset=d, model="mmtnn", pretrained=True, bigram=True) for d in DATASETS]
-    out += list(spread_configs(ch).values())
-    return list(dict.fromkeys(out))
-
-
 def architecture(cfg: SegmentationConfig) -> str:
     return cfg.model + ("+bigram" if cfg.bigram else "")
 
@@ -43,7 +31,7 @@ def architecture(cfg: SegmentationConfig) -> str:
 def plan(profile: Profile) -> ChapterPlan:
     ch = ex.configure(profile)
     groups: dict[tuple[str, str], list[SegmentationConfig]] = {}
-    for cfg in configs(ch):
+    for cfg in runs(ch):
         groups.setdefault((cfg.dataset, architecture(cfg)), []).append(cfg)
     models, extras = [], []
     for (dataset, arch), cfgs in groups.items():
@@ -65,7 +53,7 @@ def plan(profile: Profile) -> ChapterPlan:
             rate=Rate(tokens_per_s=CHARS_PER_S[arch], on="cpu",
                       basis="measured characters/s of wall time (training + per-epoch dev F1), one thread"),
             note=f"{len(train):,} sentences, {epochs:.0f} epochs, lr {cfg.lr:g}; runs: {'; '.join(variants)}"))
-    if any(c.pretrained for c in configs(ch)):
+    if any(c.pretrained for c in runs(ch)):
         w2v = ch.word2vec
         extras.append(Extra(f"word2vec pre-training (dim {w2v.dim}, {w2v.epochs} epochs, skip-gram, one worker)",
                             w2v.epochs * _pretraining_chars(w2v.max_chars) / WORD2VEC_CHARS_PER_S / 3600,

@@ -31,7 +31,8 @@ from ...eval.sighan import (Counts, format_report, offset_counts, report_totals,
 from ...results import paper_values
 from ...store import required
 from . import experiment as ex
-from .experiment import DATASETS, MODELS, MMTNNChapter, SegmentationConfig
+from .experiment import (DATASETS, MODELS, PKU_ONLY, SPREAD_MODELS, TABLE5, MMTNNChapter, SegmentationConfig,
+                         spread_configs)
 from .pretrain import char_vectors, nearest
 from .segmenter import Segmenter
 
@@ -170,10 +171,6 @@ def class_shares(table4: pd.DataFrame) -> dict[str, object]:
 
 
 # ---- Tables 5 and 6 ----
-
-TABLE5 = {("nn", False): "Zheng et al. 2013", ("mmtnn", False): "MMTNN",
-          ("nn", True): "Zheng et al. 2013 + pre-training", ("mmtnn", True): "MMTNN + pre-training"}
-
 
 def table5(ch: MMTNNChapter) -> pd.DataFrame:
     rows: list[dict] = []
@@ -418,13 +415,6 @@ def table6_numbers(ch: MMTNNChapter, table6: pd.DataFrame) -> dict[str, float]:
 
 # ---- the run-to-run spread of the paper's gains ----
 
-# label: (model, pretrained, bigram); every one trained again from each of `ch.spread_seeds`, on both datasets
-# (the tag-embedding ablation on PKU only, as the paper's Table 3)
-SPREAD_MODELS = {"CRF": ("crf", False, False), "NN": ("nn", False, False),
-                 "NN + tag embedding": ("nn_tag", False, False), "MMTNN": ("mmtnn", False, False),
-                 "NN + pre-training": ("nn", True, False), "MMTNN + pre-training": ("mmtnn", True, False),
-                 "MMTNN + pre-training + bigram": ("mmtnn", True, True)}
-PKU_ONLY = ("CRF", "NN + tag embedding")
 # each gain the paper states: (the better models, the baseline); with several, the gain of the weakest of them
 GAINS = {"tag embedding (Table 3)": (("NN + tag embedding",), "NN"),
          "tensor layer (Table 3)": (("MMTNN",), "NN + tag embedding"),
@@ -435,13 +425,6 @@ GAINS = {"tag embedding (Table 3)": (("NN + tag embedding",), "NN"),
          "pre-training, NN (Table 5)": (("NN + pre-training",), "NN"),
          "bigrams (Table 6)": (("MMTNN + pre-training + bigram",), "MMTNN + pre-training")}
 MEASURES = ("f1", "oov_recall")
-
-
-def spread_configs(ch: MMTNNChapter) -> dict[tuple[str, str, int], SegmentationConfig]:
-    """(dataset label, model label, seed) -> config, for every model behind a gain, at each seed."""
-    return {(d["label"], label, seed): ch.model(dataset=key, model=m, pretrained=p, bigram=b, seed=seed)
-            for seed in (ch.segmenter.seed, *ch.spread_seeds) for key, d in DATASETS.items()
-            for label, (m, p, b) in SPREAD_MODELS.items() if key == "pku" or label not in PKU_ONLY}
 
 
 def seed_spread(ch: MMTNNChapter) -> pd.DataFrame:
