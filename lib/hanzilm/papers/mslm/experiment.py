@@ -297,12 +297,14 @@ class CorpusEval:
 
 @torch.no_grad()
 def evaluate_corpus(model: SegmentalLM, data: SLMData, sentences: Sequence[Sequence[str]],
-                    batch_chars: int = 16384, scoring: str = DEFAULT_MODE, precision: str = "fp32") -> CorpusEval:
+                    batch_chars: int = 16384, scoring: str = DEFAULT_MODE, precision: str = "fp32",
+                    dropout: bool = False) -> CorpusEval:
     """Bits per character (total bits / total characters) and the Viterbi segmentation scored against the
     gold words of `sentences` (the SIGHAN scorer in mode `scoring`). precision "bf16": the model's products
-    under bf16 autocast, as it trained (the lattice stays fp32)."""
+    under bf16 autocast, as it trained (the lattice stays fp32). dropout: scored with dropout active (the
+    caller seeds it), as the authors' dev passes were: their training loop never leaves training mode."""
     was_training = model.training
-    model.eval()
+    model.train(dropout)
     texts = ["".join(s) for s in sentences]
     rows = data.encode(sentences)
     logp = [0.0] * len(rows)
@@ -625,6 +627,23 @@ def evaluate_at_scale(ch: MSLMChapter) -> pd.DataFrame:
                            f"{required(ch.store).root}: run the chapter's training cell first "
                            "(experiment.train_at_scale(ch))")
     return pd.DataFrame([_run_row(ch, e, "unsupervised") for e in runs])
+
+
+def dev_as_logged(ch: MSLMChapter, exp: SLMExperiment) -> list[dict[str, Any]]:
+    """The stored run's unsupervised selection (lowest dev bpc; its step) scored on the dev sentences it was
+    selected on, as our curves score it (dropout off) and as the authors' logs did (dropout on, seeded): one row
+    per (mode, metric), so that a comparison with their logs can say what their way of scoring moves."""
+    run = train_slm(ch.store, exp)
+    dev = run.data.dev[:exp.dev_sentences] if exp.dev_sentences else run.data.dev
+    rows = []
+    for mode, dropout in (("dropout off (ours)", False), ("dropout on (the authors' logs)", True)):
+        with torch.random.fork_rng():
+            torch.manual_seed(exp.train.seed)
+            m = evaluate_corpus(run.models["unsupervised"], run.data, dev, exp.eval_batch_chars, scoring=EXACT,
+                                dropout=dropout).metrics
+        rows += [{"seed": exp.train.seed, "step": run.summary["best_step"], "mode": mode, "metric": k, "ours": m[v]}
+                 for k, v in (("dev_bpc", "bpc"), ("dev_boundary_f1", "boundary_f1"), ("dev_mcc", "boundary_mcc"))]
+    return rows
 
 
 def _run_row(ch: MSLMChapter, exp: SLMExperiment, selection: str) -> dict[str, Any]:

@@ -303,6 +303,12 @@ def at_scale_curves(ch: MSLMChapter) -> pd.DataFrame:
     return _curves(ch, experiment.scale_runs(ch), ("dev_bpc", "dev_f1", "dev_mcc", "dev_boundary_f1"))
 
 
+def at_scale_dropout(ch: MSLMChapter) -> pd.DataFrame:
+    """`experiment.dev_as_logged` of every run at scale: dataset, model, seed, step, mode, metric, ours."""
+    return pd.DataFrame([{"dataset": exp.corpus.upper(), "model": exp.model.encoder.upper(), **row}
+                         for exp in experiment.scale_runs(ch) for row in experiment.dev_as_logged(ch, exp)])
+
+
 def _curves(ch: MSLMChapter, runs: Sequence[SLMExperiment], metrics: Sequence[str]) -> pd.DataFrame:
     rows = []
     for exp in runs:

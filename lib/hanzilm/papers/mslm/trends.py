@@ -157,7 +157,8 @@ def figure(curves: pd.DataFrame, authors: pd.DataFrame, refs: pd.DataFrame):
 
 # ---- our runs at scale beside the authors' at the same characters ---------------------------------------------
 
-MATCHED_METRICS = {"dev_boundary_f1": "dev boundary F1 (%)", "dev_mcc": "dev boundary MCC (%)"}
+MATCHED_METRICS = {"dev_bpc": "dev bits per character", "dev_boundary_f1": "dev boundary F1 (%)",
+                   "dev_mcc": "dev boundary MCC (%)"}
 
 
 def authors_at_rate(authors: pd.DataFrame, dataset: str, model: str) -> pd.DataFrame:
