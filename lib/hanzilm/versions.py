@@ -86,6 +86,7 @@ MEASURED_ANEW: dict[str, dict[int, dict[str, str]]] = {
     "mslm": {1: {"cell_spread.csv": "89122ee67d6542c436ebab7614005714a490ba3dfa11841aa20abed968a44914",
                  # the headline at scale: its runs, their spreads, and our curves beside the authors'
                  "pku_at_scale.csv": "9b21780ed9053a768f15a0b1d82e9d9813f69246369fc592b9c73ec6223b27f7",
+                 "pku_at_scale_dropout.csv": "505016ae59e7eb9016bb3547f47ad68a3f4aaff0bcd126cfd62665d85e424d43",
                  "pku_at_scale_matched.csv": "3ed8ff0ee8f26e131f77ec99edee640cb8a3d7053152a6104af3dfc18f668ca8",
                  "pku_at_scale_spread.csv": "a7b9b6ff33e58aa258270190bd96530d158a40a0728980a2e8479927529db072"}},
 }
