@@ -1,5 +1,7 @@
 """The claims registry and its verdicts (hanzilm.claims)."""
 
+import math
+import random
 import re
 
 import pandas as pd
@@ -444,3 +446,11 @@ def test_no_replicate_settles_nothing():
     stable = pd.DataFrame(columns=["replicate", "id", "book", "replicate_verdict", "replicate_value",
                                    "replicate_spread", "moved"])
     assert C.settle(verdicts, stable).equals(verdicts)
+
+
+def test_quad_is_the_root_sum_square_the_noise_cells_wrote_out_by_hand():
+    rng = random.Random(0)
+    for _ in range(100):
+        a, b, c = (rng.uniform(0, 5) for _ in range(3))
+        assert C._compute("quad({x/t:m[k=a]}, {x/t:m[k=b]}, {x/t:m[k=c]})", [a, b, c]) == math.sqrt(a * a + b * b + c * c)
+    assert C._compute("quad({x/t:m[k=a]}, {x/t:m[k=b]})", [3.0, 4.0]) == 5.0

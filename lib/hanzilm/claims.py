@@ -13,8 +13,9 @@ paper makes it (`cites`), the claim in the paper's words, and how it is checked 
   the results tables carry beside ours.
 - `tol`: how close to the paper's value counts as *reproduced* (absolute, or `N%` of the paper's value).
 - `noise`: the quantity's spread, a standard deviation: an expression over references to the rows a chapter
-  writes with `hanzilm.spread` on every run (seeds, or the bootstrap over test items), never a typed number; the
-  row's `source` column says how it was measured (`noise_source` where a row has none).
+  writes with `hanzilm.spread` on every run (seeds, or the bootstrap over test items), never a typed number
+  (`quad(a, b, ...)`: the sd of a sum or difference of independent measurements); the row's `source` column says
+  how it was measured (`noise_source` where a row has none).
 - `untested`: why a claim cannot be tested at all (e.g. the data could not be obtained).
 - `requires`: the scale gate, what the run must reach before the claim says anything, and why, as
   `QUANTITY OP NUMBER | why` (e.g. enough training characters for the model to have learned the skill the
@@ -519,7 +520,12 @@ def _compute(expression: str, values: list[float]) -> float:
 
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-_FUNCS = {"min": min, "max": max, "abs": abs, "sqrt": math.sqrt}
+def quad(*sds: float) -> float:
+    """The sd of a sum or difference of independent measurements: the root of the sum of their squared sds."""
+    return math.sqrt(sum(sd * sd for sd in sds))
+
+
+_FUNCS = {"min": min, "max": max, "abs": abs, "sqrt": math.sqrt, "quad": quad}
 
 
 def _compile(expression: str) -> ast.expr:
