@@ -101,7 +101,7 @@ class NumpyTagger:
         s, h, r = self.spec, self.spec.hidden, self.spec.factors
         chars = batch["chars"]
         nb, length = chars.shape[0], chars.shape[1] - 4
-        # each position's window of ids (a view), gathered in one go: (B, L, window, dim) is the input row
+        # each position's window of character ids (a view): the rows its first layer sums
         windows = np.lib.stride_tricks.sliding_window_view(chars, s.window, axis=1)[:, :length]
         pairs = np.lib.stride_tricks.sliding_window_view(batch["bigrams"], s.window - 1, axis=1)[:, :length] \
             if s.bigram else None
