@@ -85,19 +85,26 @@ def _segmenter_at(rev: str):
     return importlib.import_module(f"{name}.papers.mmtnn.segmenter").Segmenter
 
 
+def _product_seconds(rows: int, maps, repeats: int) -> float:
+    """Best of `repeats` seconds of NumPy's float32 product (rows x H1) @ `maps` on random rows."""
+    import numpy as np
+
+    a = np.random.default_rng(0).standard_normal((rows, maps.shape[0]), dtype=np.float32)
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ maps
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def _matmul_gflops(repeats: int = 50) -> float:
     """The same-process baseline for the decode speed: NumPy's float32 product of one batch of the MMTNN decode,
     (4,096 positions x 125) @ (125 x 1,250), best of `repeats` (about 85 GFLOP/s on one AVX2 EPYC thread)."""
     import numpy as np
 
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((4096, 125), dtype=np.float32), rng.standard_normal((125, 1250), dtype=np.float32)
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    return 2 * a.shape[0] * a.shape[1] * b.shape[1] / best / 1e9
+    b = np.random.default_rng(1).standard_normal((125, 1250), dtype=np.float32)
+    return 2 * 4096 * b.shape[0] * b.shape[1] / _product_seconds(4096, b, repeats) / 1e9
 
 
 class _Sink:
@@ -118,16 +125,8 @@ def _jieba():
 def _ceiling(segmenter: Segmenter, repeats: int = 20) -> tuple[float, float]:
     """(multiply-adds per character of the model's first layer as a dense product, characters/s at which this
     thread's float32 product of that shape computes them for a batch of 4,096 positions)."""
-    import numpy as np
-
     maps = segmenter.model.char_maps
-    a = np.random.default_rng(0).standard_normal((4096, maps.shape[0]), dtype=np.float32)
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        a @ maps
-        best = min(best, time.perf_counter() - t0)
-    return maps.shape[0] * maps.shape[1], len(a) / best
+    return maps.shape[0] * maps.shape[1], 4096 / _product_seconds(4096, maps, repeats)
 
 
 def shipped(args: argparse.Namespace) -> None:
@@ -212,10 +211,7 @@ def main() -> None:
         systems[name] = Segmenter.load(ex.segmenter_path(ch, cfg)).segment_lines
         if before is not None:
             systems[f"{name} @ {args.against}"] = before.load(ex.segmenter_path(ch, cfg)).segment_lines
-    import jieba
-
-    jieba.setLogLevel(60)
-    jieba.initialize()
+    jieba = _jieba()
     systems["jieba (default)"] = lambda ls: [list(jieba.cut(line)) if line else [] for line in ls]
     try:
         import pkuseg
