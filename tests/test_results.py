@@ -98,12 +98,6 @@ def test_glance_collects_compared_numbers(results_root):
     assert len(g) == 1  # only numbers with a paper value: not B, not the table without a paper column
 
 
-# Made from an uncommitted tree at 3aa71cf (issue 55) and not yet re-made: the Backpack chapter's models are not
-# in this machine's store, and re-making them means re-running the chapter. The list can only shrink.
-DIRTY_AT_3AA71CF = {"backpack/table3_composition", "backpack/table3_spread", "backpack/table3_words",
-                    "backpack/table8_spread", "backpack/table8_words"}
-
-
 def test_no_committed_result_was_made_from_uncommitted_code():
     """Every committed cpu result names the commit that made it, clean (`hanzilm paper run` refuses a dirty tree
     unless --allow-dirty): a result of code nobody can check out cannot be re-made."""
@@ -116,5 +110,4 @@ def test_no_committed_result_was_made_from_uncommitted_code():
                                check=True).stdout.split()
     dirty = {str(Path(p).relative_to("results/cpu").with_suffix("")) for p in committed if p.endswith(".json")
              and json.loads((ROOT / p).read_text(encoding="utf-8")).get("git_dirty")}
-    assert dirty <= DIRTY_AT_3AA71CF, f"made from uncommitted code: {sorted(dirty - DIRTY_AT_3AA71CF)}"
-    assert dirty == DIRTY_AT_3AA71CF, f"re-made clean, so no longer listed: {sorted(DIRTY_AT_3AA71CF - dirty)}"
+    assert not dirty, f"made from uncommitted code: {sorted(dirty)}"
