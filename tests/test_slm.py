@@ -6,15 +6,18 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hanzilm.papers.mslm.model import SPECIALS, SLMConfig, SegmentalLM, causal_mask, span_mask
+from hanzilm.papers.mslm.model import FORMS, SPECIALS, SLMConfig, SegmentalLM, causal_mask, span_mask
 
 N_SPECIAL = len(SPECIALS)
 
 
-def tiny(encoder: str, k: int = 3, layers: int = 2) -> SegmentalLM:
+RELEASED = FORMS["released"]
+
+
+def tiny(encoder: str, k: int = 3, layers: int = 2, **form) -> SegmentalLM:
     torch.manual_seed(0)
     cfg = SLMConfig(encoder=encoder, dim=16, num_heads=2, feedforward_dim=24, encoder_layers=layers,
-                    max_seg_len=k)
+                    max_seg_len=k, **form)
     return SegmentalLM(cfg, vocab_size=N_SPECIAL + 7).eval()
 
 
@@ -37,10 +40,11 @@ def test_masks():
     assert m[5].all() and causal_mask(4)[1].tolist() == [True, True, False, False]
 
 
+@pytest.mark.parametrize("form", FORMS.values())
 @pytest.mark.parametrize("layers", [1, 2])
-def test_mslm_encoding_does_not_see_under_the_span_mask(layers):
+def test_mslm_encoding_does_not_see_under_the_span_mask(layers, form):
     k, n = 3, 10
-    model = tiny("mslm", k=k, layers=layers)
+    model = tiny("mslm", k=k, layers=layers, **form)
     row = random_row(n, 0)
     enc = model.encode(*batch([row]).values())
     for t in range(n):
@@ -56,10 +60,11 @@ def test_mslm_encoding_does_not_see_under_the_span_mask(layers):
             assert not torch.allclose(enc[0, t], model.encode(*batch([outside]).values())[0, t], atol=1e-6)
 
 
+@pytest.mark.parametrize("form", FORMS.values())
 @pytest.mark.parametrize("encoder", ["dmslm", "rslm"])
-def test_directional_encoders_see_only_the_left_context(encoder):
+def test_directional_encoders_see_only_the_left_context(encoder, form):
     n = 9
-    model = tiny(encoder)
+    model = tiny(encoder, **form)
     row = random_row(n, 1)
     enc = model.encode(*batch([row]).values())
     for t in range(n):
@@ -68,9 +73,10 @@ def test_directional_encoders_see_only_the_left_context(encoder):
         assert torch.allclose(enc[0, t], model.encode(*batch([changed]).values())[0, t], atol=1e-6), t
 
 
+@pytest.mark.parametrize("form", FORMS.values())
 @pytest.mark.parametrize("encoder", ["rslm", "mslm", "dmslm"])
-def test_shapes_padding_loss_and_gradients(encoder):
-    model = tiny(encoder, k=4)
+def test_shapes_padding_loss_and_gradients(encoder, form):
+    model = tiny(encoder, k=4, **form)
     rows = [random_row(11, 2), random_row(5, 3), random_row(1, 4)]
     b = batch(rows)
     seg = model.segment_logprobs(b["chars"], b["lengths"])
@@ -91,6 +97,37 @@ def test_shapes_padding_loss_and_gradients(encoder):
         if name != "embedding.weight":
             assert p.grad.abs().sum() > 0, name
     assert model.batch_size_units(b) == 17
+
+
+def test_the_released_form_is_off_by_default_and_as_the_authors_chose():
+    assert set(RELEASED) == {f for f, v in SLMConfig.__dataclass_fields__.items()
+                             if v.default is False and f not in ("first_layer_residual", "bf16_output")}
+    ours, released = tiny("mslm"), tiny("mslm", **RELEASED)
+    extra = set(dict(released.named_parameters())) - set(dict(ours.named_parameters()))
+    assert extra == {"project.weight", "project.bias", "encoder.norm.weight", "encoder.norm.bias"}
+    assert set(dict(ours.named_parameters())) - set(dict(released.named_parameters())) == {"encoder.positions.f.bias"}
+    gate = released.encoder.positions.f
+    assert gate.bias is None and bool((gate.weight == 1e-4).all())
+    emb = released.embedding.weight.detach()
+    assert float(emb[1:].abs().max()) <= 0.1 and bool((emb[0] == 0).all())       # <pad> stays zero
+    assert float(ours.embedding.weight[1:].abs().max()) > 0.1                    # ours: N(0, 1)
+    for linear in (released.g_start, released.g_h, released.output):
+        assert float(linear.weight.abs().max()) <= 0.1 and bool((linear.bias == 0).all())
+
+
+@pytest.mark.parametrize("flag", sorted(RELEASED))
+def test_each_released_choice_changes_the_model_alone(flag):
+    """Each flag is a choice of its own: the model with it differs from ours in training. (The final norm, a
+    LayerNorm of a LayerNorm's output, starts as the identity: it differs once its gain moves.)"""
+    b = batch([random_row(9, 8), random_row(5, 9)])
+    losses = []
+    for form in ({}, {flag: True}):
+        model = tiny("mslm", **form).train()
+        if form.get("encoder_norm"):
+            torch.nn.init.constant_(model.encoder.norm.weight, 2.0)
+        torch.manual_seed(1)
+        losses.append(float(model.loss(b)))
+    assert losses[0] != losses[1]
 
 
 def test_single_character_likelihood_is_a_distribution():

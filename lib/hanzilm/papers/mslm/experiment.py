@@ -47,7 +47,7 @@ from ...word2vec import word2vec_vectors
 from .data import CharBatches, build_vocab, eval_batches
 from .lattice import split
 from .metrics import SEGMENTATION_FIELDS, score_segmentations
-from .model import ENCODERS, SLMConfig, SegmentalLM
+from .model import ENCODERS, FORMS, SLMConfig, SegmentalLM
 
 CORPORA = ("pku", "ptb")
 MAX_SEG_LEN = {"pku": 5, "ptb": 10}                 # k (paper text)
@@ -97,6 +97,8 @@ class AtScale:
     batch_chars: int | None = None
     warmup_steps: int | None = None
     grad_accum: int = 1           # micro-batches per step (a batch's memory over this many)
+    form: str = "ours"            # the models' form where the paper is silent (model.FORMS): "released" makes
+                                  # the choices of the authors' released code
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ class MSLMChapter:
     def __post_init__(self):
         if self.f1_split not in F1_SPLITS:
             raise ValueError(f"f1_split must be one of {F1_SPLITS}, not {self.f1_split!r}")
+        if self.at_scale.form not in FORMS:
+            raise ValueError(f"at_scale.form must be one of {tuple(FORMS)}, not {self.at_scale.form!r}")
         for corpus in CORPORA:
             if self.template(corpus).corpus != corpus:
                 raise ValueError(f"the {corpus} template is for corpus {self.template(corpus).corpus!r}")
@@ -202,7 +206,8 @@ def scale_runs(ch: MSLMChapter) -> list[SLMExperiment]:
         longer = dataclasses.replace(base.train, steps=s.steps, eval_every=s.eval_every,
                                      checkpoint_every=s.eval_every, grad_accum=s.grad_accum)
         at = dataclasses.replace(ch, **{corpus: dataclasses.replace(
-            base, train=longer, batch_chars=s.batch_chars or base.batch_chars)})
+            base, train=longer, batch_chars=s.batch_chars or base.batch_chars,
+            model=dataclasses.replace(base.model, **FORMS[s.form]))})
         lr = paper_lr(corpus, encoder) if s.lr is None else s.lr
         for seed in ch.seeds_for(corpus, encoder, "unsupervised"):
             exp = slm_experiment(at, corpus, encoder, seed=seed, lr=lr)

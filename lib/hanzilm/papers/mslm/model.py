@@ -49,6 +49,16 @@ class SLMConfig:
     first_layer_residual: bool = False  # the paper is silent; the authors' released code adds no residual around
                                         # the first layer's attention (on our cpu-scale PKU MSLM it made no
                                         # difference to dev MCC over the first 1,200 steps)
+    # where the paper is silent and the authors' released code (cmdowney88/SegmentalLMs) chose otherwise than
+    # our first reading; off: our reading
+    input_projection: bool = False  # a linear map of the embeddings before the encoder, positions added to it and
+                                    # dropout on the sum (off: dropout on the embeddings, positions added after)
+    released_init: bool = False     # embeddings and the start, h and output maps U(-0.1, 0.1) with zero biases;
+                                    # the position gate without bias and its weights 1e-4 (it starts at 1)
+    start_tanh: bool = False        # start = tanh(g_start(h)) like h_0 (off: linear)
+    encoder_norm: bool = False      # a LayerNorm over the transformer encoder's output
+    decoder_input_dropout: bool = False  # dropout on every decoder input, the start symbol's too, and none on its
+                                         # outputs (off: on the characters' embeddings and on the outputs)
     bf16_output: bool = False      # training only: the output layer's matmuls in bfloat16 (2-3x faster on CPUs
                                    # with AVX512-BF16; softmax and everything else stay fp32); an evaluation
                                    # under bf16 autocast gets them from autocast
@@ -58,6 +68,14 @@ class SLMConfig:
             raise ValueError(f"encoder must be one of {ENCODERS}, not {self.encoder!r}")
         if self.dim % self.num_heads:
             raise ValueError(f"dim {self.dim} is not divisible by num_heads {self.num_heads}")
+
+
+# the model's form where the paper is silent: our first reading, or the authors' released code's choices
+FORMS: dict[str, dict[str, bool]] = {
+    "ours": {},
+    "released": {"input_projection": True, "released_init": True, "start_tanh": True, "encoder_norm": True,
+                 "decoder_input_dropout": True},
+}
 
 
 def sinusoidal(length: int, dim: int, device=None) -> torch.Tensor:
@@ -86,9 +104,11 @@ class GatedPositions(nn.Module):
 
     f maps the concatenation to one gate per position (a scalar ratio of embedding to position)."""
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, released_init: bool = False):
         super().__init__()
-        self.f = nn.Linear(2 * dim, 1)
+        self.f = nn.Linear(2 * dim, 1, bias=not released_init)
+        if released_init:
+            nn.init.constant_(self.f.weight, 1e-4)
 
     def forward(self, emb: torch.Tensor) -> torch.Tensor:
         pos = sinusoidal(emb.shape[1], emb.shape[2], emb.device).expand_as(emb)
@@ -128,22 +148,25 @@ class SegmentalTransformer(nn.Module):
     def __init__(self, cfg: SLMConfig):
         super().__init__()
         self.k, self.causal = cfg.max_seg_len, cfg.encoder == "dmslm"
-        self.positions = GatedPositions(cfg.dim)
+        self.positions = GatedPositions(cfg.dim, cfg.released_init)
+        # with an input projection, dropout falls on the embeddings plus positions, here
+        self.drop = nn.Dropout(cfg.model_dropout) if cfg.input_projection else nn.Identity()
         self.layers = nn.ModuleList(
             SegmentalAttentionLayer(cfg.dim, cfg.num_heads, cfg.feedforward_dim, cfg.encoder_dropout,
                                     residual=i > 0 or cfg.first_layer_residual)
             for i in range(cfg.encoder_layers))
+        self.norm = nn.LayerNorm(cfg.dim) if cfg.encoder_norm else nn.Identity()
 
     def forward(self, emb: torch.Tensor, key_padding: torch.Tensor) -> torch.Tensor:
         """emb (B, L, D) input embeddings; key_padding (B, L) bool, True at padding. Returns (B, L, D)."""
         L = emb.shape[1]
         mask = causal_mask(L, emb.device) if self.causal else span_mask(L, self.k, emb.device)
         allowed = (mask[None] & ~key_padding[:, None, :])[:, None]        # (B, 1, L, L)
-        memory = self.positions(emb)
+        memory = self.drop(self.positions(emb))
         h = memory
         for layer in self.layers:
             h = layer(h, memory, allowed)
-        return h
+        return self.norm(h)
 
 
 class SegmentalLM(nn.Module):
@@ -156,6 +179,8 @@ class SegmentalLM(nn.Module):
         D = cfg.dim
         self.embedding = nn.Embedding(vocab_size, D, padding_idx=PAD_ID)   # shared by encoder and decoder
         self.drop = nn.Dropout(cfg.model_dropout)
+        if cfg.input_projection:
+            self.project = nn.Linear(D, D)
         if cfg.encoder == "rslm":
             self.encoder = nn.LSTM(D, D, num_layers=cfg.encoder_layers, batch_first=True,
                                    dropout=cfg.encoder_dropout if cfg.encoder_layers > 1 else 0.0)
@@ -166,6 +191,16 @@ class SegmentalLM(nn.Module):
         self.g_h = nn.Linear(D, D)
         self.decoder = nn.LSTM(D, D, batch_first=True)
         self.output = nn.Linear(D, vocab_size)
+        if cfg.released_init:
+            self._released_init()
+
+    @torch.no_grad()
+    def _released_init(self) -> None:
+        nn.init.uniform_(self.embedding.weight, -0.1, 0.1)
+        self.embedding.weight[PAD_ID] = 0.0
+        for linear in (self.g_start, self.g_h, self.output):
+            nn.init.uniform_(linear.weight, -0.1, 0.1)
+            nn.init.zeros_(linear.bias)
 
     # -- encoder ------------------------------------------------------------------------------------------
     def encode(self, chars: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -173,11 +208,17 @@ class SegmentalLM(nn.Module):
         B, T = chars.shape
         inp = torch.cat([chars.new_full((B, 1), BOS_ID), chars, chars.new_full((B, 1), PAD_ID)], dim=1)
         inp[torch.arange(B, device=chars.device), lengths + 1] = EOS_ID           # </s> after the last char
-        emb = self.drop(self.embedding(inp))
-        if self.cfg.encoder == "rslm":
-            out, _ = self.encoder(emb)                     # padding lies to the right: never read by t < n
+        emb = self.embedding(inp)
+        if not self.cfg.input_projection:
+            x = self.drop(emb)
+        elif self.cfg.encoder == "rslm":
+            x = self.drop(self.project(emb))
         else:
-            out = self.encoder(emb, inp == PAD_ID)
+            x = self.project(emb)                          # the transformer drops out after adding positions
+        if self.cfg.encoder == "rslm":
+            out, _ = self.encoder(x)                       # padding lies to the right: never read by t < n
+        else:
+            out = self.encoder(x, inp == PAD_ID)
         return out[:, :T]
 
     # -- segment decoder ----------------------------------------------------------------------------------
@@ -191,19 +232,29 @@ class SegmentalLM(nn.Module):
         h = enc[starts]                                                                 # (N, D)
         windows = F.pad(chars, (0, K), value=PAD_ID).unfold(1, K, 1)[:, :T][starts]    # (N, K): x_{t..t+K-1}
         start = self.g_start(h)                                       # Sec. 2: start^i = g_start(h_{i-1})
+        if self.cfg.start_tanh:
+            start = torch.tanh(start)
         h0 = torch.tanh(self.g_h(h))                                  #         h^i_0 = g_h(h_{i-1})
-        inputs = torch.cat([start[:, None], self.drop(self.embedding(windows))], dim=1)   # (N, K + 1, D)
-        out, _ = self.decoder(inputs, (h0[None], torch.zeros_like(h0)[None]))
+        out = self.decoder(self.decoder_inputs(start, windows), (h0[None], torch.zeros_like(h0)[None]))[0]
         # per decoder step j: [the next character x_{t+j}, the end-of-segment symbol]; step K has no next char
         nxt = torch.cat([windows, windows.new_full((windows.shape[0], 1), PAD_ID)], dim=1)
         index = torch.stack([nxt, torch.full_like(nxt, EOSEG_ID)], dim=-1)                # (N, K + 1, 2)
         bf16 = torch.bfloat16 if self.cfg.bf16_output and self.training else None
-        lp = linear_selected_log_probs(self.drop(out), self.output.weight, self.output.bias, index, dtype=bf16)
+        if not self.cfg.decoder_input_dropout:
+            out = self.drop(out)
+        lp = linear_selected_log_probs(out, self.output.weight, self.output.bias, index, dtype=bf16)
         char_lp, eos_lp = lp[:, :K, 0], lp[:, :, 1]              # p(y_j | y_<j, h), p(</seg> | y_<j, h)
         seg_lp = char_lp.cumsum(dim=1) + eos_lp[:, 1:]           # Sec. 2: the segment of length l = 1..K
         full = seg_lp.new_zeros(B, T, K)
         full[starts] = seg_lp
         return full
+
+    def decoder_inputs(self, start: torch.Tensor, windows: torch.Tensor) -> torch.Tensor:
+        """(N, K + 1, D): the start symbol, then the segment's characters embedded, with the dropout of the
+        configured form."""
+        if self.cfg.decoder_input_dropout:
+            return self.drop(torch.cat([start[:, None], self.embedding(windows)], dim=1))
+        return torch.cat([start[:, None], self.drop(self.embedding(windows))], dim=1)
 
     # -- the model's interface ----------------------------------------------------------------------------
     def log_likelihood(self, batch: dict) -> torch.Tensor:
@@ -228,6 +279,6 @@ class SegmentalLM(nn.Module):
         return self.analyse(batch)[1]
 
 
-__all__ = ["BOS_ID", "ENCODERS", "EOSEG_ID", "EOS_ID", "PAD_ID", "SPECIALS", "UNK_ID", "GatedPositions",
+__all__ = ["BOS_ID", "ENCODERS", "EOSEG_ID", "EOS_ID", "FORMS", "PAD_ID", "SPECIALS", "UNK_ID", "GatedPositions",
            "SLMConfig", "SegmentalAttentionLayer", "SegmentalLM", "SegmentalTransformer", "causal_mask",
            "sinusoidal", "span_mask"]
