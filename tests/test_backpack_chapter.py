@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
+from hanzilm import versions
 from hanzilm.data.vocab import CharVocab
 from hanzilm.errors import HanzilmError
 from hanzilm.papers.backpack import bias, experiment, tables
@@ -86,13 +87,20 @@ def _tiny(store: Store) -> BackpackChapter:
     return BackpackChapter(lm=lm, store=store)
 
 
-def test_load_trained_never_trains_and_load_pair_trains_through_the_store(tmp_path, monkeypatch):
+def test_only_the_training_step_trains_and_it_trains_the_run_list(tmp_path, monkeypatch):
     corpus = _corpus()
     ch = _tiny(Store(tmp_path))
     monkeypatch.setattr(experiment, "load_corpus", lambda c: corpus)
-    with pytest.raises(HanzilmError, match="backpack/table1"):
-        experiment.load_trained(ch, "backpack")
-    assert not any(tmp_path.iterdir())
+    for load in (lambda: experiment.load_trained(ch, "backpack"), lambda: experiment.load_pair(ch)):
+        with pytest.raises(HanzilmError, match="training cell"):
+            load()
+    assert not any(p.name.startswith("LMConfig") for p in tmp_path.iterdir())
+    experiment.train_all(ch)
+    runs = experiment.runs(ch)
+    assert [(r.model, r.scaled_alpha) for r in runs] == [("gpt", False), ("backpack", False), ("backpack", True)]
+    assert {p.name for p in tmp_path.iterdir()} == {ch.store.run_dir(r, data=experiment.store_data(corpus),
+                                                                      version=versions.key("backpack")).name
+                                                     for r in runs}
     threads = torch.get_num_threads()
     try:
         pair = experiment.load_pair(ch)
@@ -100,7 +108,7 @@ def test_load_trained_never_trains_and_load_pair_trains_through_the_store(tmp_pa
     finally:
         torch.set_num_threads(threads)
     assert pair.vocab is corpus.vocab and isinstance(pair.backpack, Backpack) and isinstance(pair.gpt, GPT)
-    assert {p.name for p in tmp_path.iterdir()} == {experiment.run_dir(ch, corpus, m).name for m in experiment.MODELS}
+    assert not pair.backpack.training
     net, vocab = experiment.load_trained(ch, "backpack")
     assert vocab is corpus.vocab
     assert all(torch.equal(v, net.state_dict()[k]) for k, v in pair.backpack.state_dict().items())

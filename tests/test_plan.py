@@ -145,11 +145,13 @@ def test_gpu_profile_is_about_one_gpu_hour_per_chapter(plans):
 
 
 def test_plans_list_every_run_of_the_chapters(plans):
+    from hanzilm.papers.backpack import experiment as bx
     from hanzilm.papers.mmtnn import plan as tp
     from hanzilm.papers.mslm import experiment as sx
 
     for prof, by_chapter in plans.items():
         assert [m.name for m in by_chapter["backpack"].models] == ["gpt", "backpack"]
+        assert sum(m.runs for m in by_chapter["backpack"].models) == len(bx.runs(bx.configure(prof))) == 3
         slm = sx.unique_runs(sx.configure(prof))
         assert sum(m.runs for m in by_chapter["mslm"].models) == len(slm)
         neural = [c for c in tp.ex.runs(tp.ex.configure(prof)) if c.model != "crf"]

@@ -36,7 +36,13 @@ from hanzilm.papers.backpack import experiment, tables
 from hanzilm.results import paper_values, write_results
 
 prof, run = start(profile, seed)
-ch = experiment.configure(prof)
+
+# %%
+# the chapter's training step: the models of its run list (`experiment.runs`: the GPT-2/Backpack pair and the
+# alpha-scaling ablation's second Backpack) that the store lacks train now, each resuming; stored ones load
+ch = experiment.train_chapter(prof)
+
+# %%
 corpus = experiment.load_corpus(ch)
 
 # %%

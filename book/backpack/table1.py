@@ -60,7 +60,13 @@ from hanzilm.papers.backpack import experiment, tables
 from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-ch = experiment.configure(prof)
+
+# %%
+# the chapter's training step: the models of its run list (`experiment.runs`: the GPT-2/Backpack pair and the
+# alpha-scaling ablation's second Backpack) that the store lacks train now, each resuming; stored ones load
+ch = experiment.train_chapter(prof)
+
+# %%
 corpus = experiment.load_corpus(ch)
 lm_datasets = lm_dataset_names()
 tables.architecture(ch, corpus)
@@ -68,11 +74,11 @@ tables.architecture(ch, corpus)
 # %% [markdown]
 # ## Training
 #
-# `Store.train_or_load` trains each model once (resuming a partial run) and loads its best-dev weights
-# afterwards; the run directories live under `results/<profile>/checkpoints/`.
+# The training step above trains each model once (resuming a partial run); here both load with their best-dev
+# weights. The run directories live under `results/<profile>/checkpoints/`.
 
 # %%
-models = experiment.train_pair(ch, corpus)
+models = experiment.trained_pair(ch, corpus)
 training = write_results(tables.training(ch, corpus), chapter="backpack", name="training", run=run,
                          datasets=lm_datasets, notes="wall time and tokens/s depend on the machine and its load")
 training[~training.metric.isin(["wall_time_s", "train_tokens_per_s"])].pivot(index="metric", columns="arch", values="ours")

@@ -50,7 +50,13 @@ from hanzilm.papers.backpack import prompts as paper
 from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-ch = experiment.configure(prof)
+
+# %%
+# the chapter's training step: the models of its run list (`experiment.runs`: the GPT-2/Backpack pair and the
+# alpha-scaling ablation's second Backpack) that the store lacks train now, each resuming; stored ones load
+ch = experiment.train_chapter(prof)
+
+# %%
 pair = experiment.load_pair(ch)
 backpack, vocab = pair.backpack, pair.vocab
 dictionary = cedict()

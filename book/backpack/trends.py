@@ -52,7 +52,13 @@ from hanzilm.papers.backpack import experiment, trends
 from hanzilm.results import write_results
 
 prof, run = start(profile, seed)
-ch = experiment.configure(prof)
+
+# %%
+# the chapter's training step: the models of its run list (`experiment.runs`: the GPT-2/Backpack pair and the
+# alpha-scaling ablation's second Backpack) that the store lacks train now, each resuming; stored ones load
+ch = experiment.train_chapter(prof)
+
+# %%
 corpus = experiment.load_corpus(ch)
 along = trends.along_training(ch, corpus, prof.name)
 table = write_results(trends.long_form(along), chapter="backpack",

@@ -181,6 +181,7 @@ def _as_json(config: Any) -> dict[str, Any]:
 # beside each table (`Provenance.record`), so a result names the training runs behind it (a table made from
 # stored records, e.g. evaluations a worker process wrote, loads no weights), with their commit and wall time
 LOADED: dict[str, dict[str, Any]] = {}
+TRAINED_HERE: set[str] = set()   # runs this process trained (`Store.train`): their next `load` records "trained"
 
 
 def _note(run_dir: Path, action: str, done: Mapping[str, Any] | None = None) -> None:
@@ -219,26 +220,53 @@ class Store:
                       device: str | torch.device | None = None, keep_best: Sequence[tuple[str, str]] = (),
                       select: str | None = None) -> torch.nn.Module:
         """The model for `config` with its best weights, in eval mode: loaded if a complete run is stored,
-        otherwise trained (resuming a partial run), then loaded.
+        otherwise trained (resuming a partial run), then loaded (`train`, then `load`).
 
         version: the chapter's (`hanzilm.versions.key`). build: makes the untrained model (called after seeding
         torch with the train seed, so the initialisation is a function of the key). batches/evaluate/keep_best:
         as for `hanzilm.train.train`; train_config: by default the one `config` embeds; select: load the weights
         of a keep_best metric instead of the TrainConfig metric's. Works under torchrun: every rank calls it."""
+        self.train(config, version=version, build=build, batches=batches, evaluate=evaluate, data=data,
+                   train_config=train_config, device=device, keep_best=keep_best)
+        return self.load(config, version=version, build=build, data=data, train_config=train_config,
+                         device=device, select=select)
+
+    def train(self, config: Any, *, version: str, build: Callable[[], torch.nn.Module],
+              batches: Callable[..., Any], evaluate: trainer.Evaluate | None = None,
+              data: Mapping[str, str] | None = None, train_config: TrainConfig | None = None,
+              device: str | torch.device | None = None, keep_best: Sequence[tuple[str, str]] = ()) -> bool:
+        """Train `config`'s run unless a complete one is stored (resuming a partial run); True if it trained
+        now. Loads nothing (`load` does)."""
         run_dir = self.run_dir(config, data, version)
         d = trainer.setup(device)
         tcfg = train_config or find_train_config(config)
+        info = _info(config, config_key(config, data, version), data, version, train_config)
         with _lock(run_dir, enabled=d.main):
-            trained = not _agreed_complete(run_dir, d)
-            torch.manual_seed(tcfg.seed)
-            model = build()
-            info = _info(config, config_key(config, data, version), data, version, train_config)
-            if trained:
-                _train(run_dir, info, model, tcfg, batches, evaluate, keep_best, d)
+            trains = not _agreed_complete(run_dir, d)
+            if trains:
+                torch.manual_seed(tcfg.seed)
+                _train(run_dir, info, build(), tcfg, batches, evaluate, keep_best, d)
+                TRAINED_HERE.add(str(run_dir))
         _check_config(run_dir, info)
+        return trains
+
+    def load(self, config: Any, *, version: str, build: Callable[[], torch.nn.Module],
+             data: Mapping[str, str] | None = None, train_config: TrainConfig | None = None,
+             device: str | torch.device | None = None, select: str | None = None) -> torch.nn.Module:
+        """The stored model for `config` with its best weights (or `select`'s), in eval mode; never trains: a run
+        not stored complete is an error saying so."""
+        run_dir = self.run_dir(config, data, version)
+        if not is_complete(run_dir):
+            raise HanzilmError(f"{run_dir}: no complete run of this {type(config).__name__} in the store: train it "
+                               "first (its chapter's training cell)")
+        _check_config(run_dir, _info(config, config_key(config, data, version), data, version, train_config))
+        d = trainer.setup(device)
+        torch.manual_seed((train_config or find_train_config(config)).seed)
+        model = build()
         name = f"{trainer.best_name(select)}.safetensors"
         model = load_model(model, run_dir / name, device=d.device, sha256=load_summary(run_dir)["files"].get(name))
-        _note(run_dir, "trained" if trained else "loaded")
+        _note(run_dir, "trained" if str(run_dir) in TRAINED_HERE else "loaded")
+        TRAINED_HERE.discard(str(run_dir))
         return model.eval()
 
     def snapshot_paths(self, config: Any, data: Mapping[str, str] | None = None, version: str = ""

@@ -11,7 +11,6 @@ are read the same way: the entropy of alpha per sense, test perplexity, and ever
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -26,11 +25,6 @@ from .experiment import BackpackChapter
 VARIANTS = {False: "unscaled (paper, authors' code)", True: "scaled by 1/√(d/k) (original Backpack code)"}
 NOTES = ("the chapter's Backpack and the same Backpack with alpha logits divided by sqrt(d/k), beside the same "
          "GPT-2; alpha entropy over dev blocks; findings as on the trend page")
-
-
-def variant(ch: BackpackChapter, scaled: bool) -> BackpackChapter:
-    """The chapter with the Backpack's alpha logits scaled (or not): everything else, its GPT-2 included, equal."""
-    return dataclasses.replace(ch, lm=dataclasses.replace(ch.lm, scaled_alpha=scaled))
 
 
 @torch.no_grad()
@@ -56,10 +50,10 @@ def dev_blocks(ch: BackpackChapter, corpus: EncodedCorpus, n: int = 8) -> torch.
 
 def ablation(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(findings, entropy): per variant, every trend-page finding (ours, paper, verdict) with the test
-    perplexity ratio among them, and alpha's entropy per sense. Trains the variant the store lacks, then reads
-    the variants in `ch.workers` one-thread processes (the findings' thousands of tiny forwards)."""
-    experiment.train_model(ch, corpus, "gpt")
-    backpacks = {scaled: experiment.train_model(variant(ch, scaled), corpus, "backpack").eval() for scaled in VARIANTS}
+    perplexity ratio among them, and alpha's entropy per sense. Reads both variants (trained by the chapter's
+    training step: `experiment.runs`) in `ch.workers` one-thread processes (the findings' thousands of tiny
+    forwards)."""
+    backpacks = {scaled: experiment.trained(experiment.alpha_variant(ch, scaled), corpus, "backpack") for scaled in VARIANTS}
     workers = max(1, min(ch.workers, len(VARIANTS)))
     jobs = [(ch, None if workers > 1 else corpus, profile, scaled) for scaled in VARIANTS]
     found = run_all(_variant_findings, jobs, workers=workers, threads=1, desc="alpha variants", unit="variant")
@@ -73,8 +67,8 @@ def _variant_findings(job: tuple[BackpackChapter, EncodedCorpus | None, str, boo
     """One variant's findings beside the chapter's GPT-2, on one thread (module level: the workers unpickle it)."""
     ch, corpus, profile, scaled = job
     corpus = experiment.load_corpus(ch) if corpus is None else corpus
-    gpt = experiment.train_model(ch, corpus, "gpt").eval()
-    backpack = experiment.train_model(variant(ch, scaled), corpus, "backpack").eval()
+    gpt = experiment.trained(ch, corpus, "gpt")
+    backpack = experiment.trained(experiment.alpha_variant(ch, scaled), corpus, "backpack")
     with torch_threads(1):
         tables_ = trends.snapshot_tables(trends.Inputs(ch, corpus), backpack, gpt, profile)
     return trends.findings_at(tables_, profile).assign(variant=VARIANTS[scaled], scaled=scaled,

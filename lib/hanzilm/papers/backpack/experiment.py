@@ -165,22 +165,57 @@ def batches(cfg: LMConfig, corpus: EncodedCorpus) -> BlockBatches:
     return BlockBatches(corpus.splits["train"], cfg.batch_size, cfg.block_size, seed=cfg.train.seed)
 
 
-def train_model(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
-    """The trained `model` ("gpt" | "backpack") with its best-dev weights, trained now if the store has no
-    complete run."""
-    cfg = ch.run(model)
-    net = required(ch.store).train_or_load(cfg, version=versions.key("backpack"),
-                                           build=lambda: build(cfg, len(corpus.vocab)), batches=batches(cfg, corpus),
-                                           evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus))
-    vocab = run_dir(ch, corpus, model) / VOCAB
-    if not vocab.is_file():  # beside the weights, so `hanzilm senses` needs neither torch nor the corpus
+def alpha_variant(ch: BackpackChapter, scaled: bool) -> BackpackChapter:
+    """The chapter with the Backpack's alpha logits scaled by 1/sqrt(d/k) (or not): everything else, its GPT-2
+    included, equal (the ablation of book/backpack/alpha_scaling)."""
+    return dataclasses.replace(ch, lm=dataclasses.replace(ch.lm, scaled_alpha=scaled))
+
+
+def runs(ch: BackpackChapter) -> list[LMConfig]:
+    """The chapter's run list, each run once (`train_chapter` trains it, the plan prices it): the GPT-2/Backpack
+    pair of Table 1 and every analysis, keeping the trend page's snapshots, and the alpha-scaling ablation's
+    other Backpack."""
+    other = alpha_variant(ch, not ch.lm.scaled_alpha)
+    return list(dict.fromkeys([ch.run("gpt"), ch.run("backpack"), other.run("backpack")]))
+
+
+def train_chapter(profile: str | Profile) -> BackpackChapter:
+    """The chapter's training step (`train_all` at `profile`), then the chapter. Every notebook of the chapter
+    calls it first, in a cell of its own; nothing else trains."""
+    ch = configure(profile)
+    train_all(ch)
+    return ch
+
+
+def train_all(ch: BackpackChapter) -> None:
+    """Train every run of `runs` the store lacks, each resuming a partial run."""
+    corpus = load_corpus(ch)
+    for cfg in runs(ch):
+        train_run(ch, corpus, cfg)
+
+
+def train_run(ch: BackpackChapter, corpus: EncodedCorpus, cfg: LMConfig) -> None:
+    """Train `cfg` unless the store holds it complete; its vocabulary beside its weights, so that `hanzilm
+    senses` needs neither torch's training stack nor the corpus."""
+    store = required(ch.store)
+    store.train(cfg, version=versions.key("backpack"), build=lambda: build(cfg, len(corpus.vocab)),
+                batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus))
+    vocab = store.run_dir(cfg, data=store_data(corpus), version=versions.key("backpack")) / VOCAB
+    if not vocab.is_file():
         corpus.vocab.save(vocab)
-    return net
 
 
-def train_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn.Module]:
-    """{"gpt", "backpack"}: both trained models (see `train_model`)."""
-    return {name: train_model(ch, corpus, name) for name in MODELS}
+def trained(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
+    """`model`'s run ("gpt" | "backpack") with its best-dev weights, in eval mode, from the store; never trains
+    (`train_chapter` does)."""
+    cfg = ch.run(model)
+    return required(ch.store).load(cfg, version=versions.key("backpack"), build=lambda: build(cfg, len(corpus.vocab)),
+                                   data=store_data(corpus))
+
+
+def trained_pair(ch: BackpackChapter, corpus: EncodedCorpus) -> dict[str, torch.nn.Module]:
+    """{"gpt", "backpack"}: both trained models (see `trained`)."""
+    return {name: trained(ch, corpus, name) for name in MODELS}
 
 
 def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
@@ -188,7 +223,7 @@ def run_dir(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> Path:
 
 
 def snapshots(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> dict[int, Path]:
-    """{step: weights} of the snapshots `model`'s run kept (see `train_model`)."""
+    """{step: weights} of the snapshots `model`'s run kept (see `train_run`)."""
     return required(ch.store).snapshot_paths(ch.run(model), data=store_data(corpus),
                                              version=versions.key("backpack"))
 
@@ -213,27 +248,21 @@ class Pair:
 
 
 def load_pair(ch: BackpackChapter) -> Pair:
-    """The corpus and the trained pair of book/backpack/table1, from the model store; trained first (the same
-    runs as table1's) if the store has none.
+    """The corpus and the trained pair of book/backpack/table1, from the model store (never trained here:
+    `train_chapter` trains).
 
     Afterwards torch runs on one thread: the sense analyses are thousands of tiny forwards, for which one
     thread is fastest and two contend badly on a busy 2-core machine (100x slower, measured)."""
     corpus = load_corpus(ch)
-    models = train_pair(ch, corpus)
+    models = trained_pair(ch, corpus)
     torch.set_num_threads(1)
     return Pair(corpus=corpus, vocab=corpus.vocab, backpack=models["backpack"], gpt=models["gpt"])
 
 
 def load_trained(ch: BackpackChapter, model: str = "backpack") -> tuple[torch.nn.Module, CharVocab]:
-    """A trained model of the store without ever training: an error says which notebook trains it."""
+    """A trained model of the store in eval mode, with its vocabulary (see `trained`)."""
     corpus = load_corpus(ch)
-    directory = run_dir(ch, corpus, model)
-    if not is_complete(directory):
-        raise HanzilmError(f"no trained {model} in {directory} (not complete); train it with the notebook "
-                           "backpack/table1 under the same profile (`hanzilm paper run --profile PROFILE "
-                           "--only backpack/table1`)")
-    net = build(ch.lm.pair()[model], len(corpus.vocab))
-    return load_model(net, directory / f"{best_name()}.safetensors").eval(), corpus.vocab
+    return trained(ch, corpus, model), corpus.vocab
 
 
 @dataclass(frozen=True)
@@ -283,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     ch = configure(prof)
     corpus = load_corpus(ch)
     if a.run_dir is None:
-        train_model(ch, corpus, a.model)
+        train_run(ch, corpus, ch.run(a.model))
         s = summary(ch, corpus, a.model)
         action = LOADED[str(run_dir(ch, corpus, a.model))]["action"]
         print(f"{a.model} ({action}): best step {s['best_step']}, {s['best_metrics']}, wall {s['wall_time']:.0f} s")

@@ -51,7 +51,7 @@ def plan(profile: Profile) -> ChapterPlan:
     ch = ex.configure(profile)
     corpus = ex.load_corpus(ch)
     vocab, train = len(corpus.vocab), corpus.splits["train"].size
-    models = []
+    runs, models = ex.runs(ch), []
     for name, cfg in ch.lm.pair().items():
         mc = ex.model_config(cfg, vocab)
         batch_tokens = cfg.batch_size * cfg.block_size
@@ -64,8 +64,7 @@ def plan(profile: Profile) -> ChapterPlan:
             name=name, params=ex.param_count(mc), steps=cfg.train.steps, tokens=tokens,
             flops_per_token=train_flops_per_token(mc, cfg.block_size, batch_tokens),
             eval_tokens=_evaluations(cfg.train.steps, cfg.train.eval_every) * dev + test,
-            # the Backpack twice: the chapter's and the alpha-scaling ablation's other variant
-            runs=1 if name == "gpt" else 2, rate=GPT_RATE if name == "gpt" else BACKPACK_RATE,
+            runs=sum(r.model == name for r in runs), rate=GPT_RATE if name == "gpt" else BACKPACK_RATE,
             note=f"{shape}; {tokens / train:.1f} epochs of the {train / 1e6:.1f} M-token training split"
                  + ("; trained with and without 1/sqrt(d/k) on alpha (book/backpack/alpha_scaling)"
                     if name == "backpack" else "")))

@@ -17,7 +17,7 @@ import numpy as np
 from ...data.vocab import CharVocab
 from ...errors import DataError
 
-VOCAB = "vocab.json"   # the run's vocabulary, written beside its weights (`experiment.train_model`)
+VOCAB = "vocab.json"   # the run's vocabulary, written beside its weights (`experiment.train_run`)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:  # the tanh form, as the model's MLP

@@ -139,8 +139,7 @@ def along_training(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> 
     dealt out to `ch.workers` processes of one thread each: thousands of tiny forwards run fastest on one
     thread, so a single process left the second core idle for the page's 18 minutes. Each snapshot's
     quantities are the same whichever process computes them."""
-    experiment.train_pair(ch, corpus)  # the runs keep their snapshots (`BackpackChapter.run`)
-    snaps = {m: experiment.snapshots(ch, corpus, m) for m in MODELS}
+    snaps = {m: experiment.snapshots(ch, corpus, m) for m in MODELS}   # the runs keep them (`BackpackChapter.run`)
     steps = sorted(set(snaps["gpt"]) & set(snaps["backpack"]))
     workers = max(1, min(ch.workers, len(steps)))
     shares = [[(step, {m: snaps[m][step] for m in MODELS}) for step in steps[i::workers]] for i in range(workers)]
