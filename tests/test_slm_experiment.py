@@ -118,3 +118,20 @@ def test_pool_packing_keys_a_run_only_when_set():
     base = SLMExperiment()
     assert config_key(dataclasses.replace(base, pack_within_pools=False)) == config_key(base)
     assert config_key(dataclasses.replace(base, pack_within_pools=True)) != config_key(base)
+
+
+def test_runs_at_scale_take_their_form_and_word2vec_epochs():
+    from hanzilm.papers.mslm.experiment import AtScale, scale_runs
+    from hanzilm.papers.mslm.model import FORMS
+
+    ch = configure("paper")
+    at = AtScale(cells=("pku/rslm", "pku/mslm"), steps=512, eval_every=64)
+    plain = scale_runs(dataclasses.replace(ch, at_scale=at))
+    assert all(r.model.input_projection is False and r.w2v_epochs == 32 for r in plain)
+    released = scale_runs(dataclasses.replace(ch, at_scale=dataclasses.replace(at, form="released", w2v_epochs=5)))
+    assert [(r.model.encoder, r.train.seed) for r in released] == [(r.model.encoder, r.train.seed) for r in plain]
+    assert all(all(getattr(r.model, f) == v for f, v in FORMS["released"].items()) and r.w2v_epochs == 5
+               for r in released)
+    assert released[0].model.encoder_dropout == 0.0 and released[-1].model.encoder_dropout == 0.15
+    with pytest.raises(ValueError, match="at_scale.form"):
+        dataclasses.replace(ch, at_scale=dataclasses.replace(at, form="theirs"))

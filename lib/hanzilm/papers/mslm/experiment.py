@@ -99,6 +99,7 @@ class AtScale:
     grad_accum: int = 1           # micro-batches per step (a batch's memory over this many)
     form: str = "ours"            # the models' form where the paper is silent (model.FORMS): "released" makes
                                   # the choices of the authors' released code
+    w2v_epochs: int | None = None  # epochs of the word2vec initialisation (None: the corpus template's)
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,8 @@ def scale_runs(ch: MSLMChapter) -> list[SLMExperiment]:
                                      checkpoint_every=s.eval_every, grad_accum=s.grad_accum)
         at = dataclasses.replace(ch, **{corpus: dataclasses.replace(
             base, train=longer, batch_chars=s.batch_chars or base.batch_chars,
-            model=dataclasses.replace(base.model, **FORMS[s.form]))})
+            model=dataclasses.replace(base.model, **FORMS[s.form]),
+            w2v_epochs=base.w2v_epochs if s.w2v_epochs is None else s.w2v_epochs)})
         lr = paper_lr(corpus, encoder) if s.lr is None else s.lr
         for seed in ch.seeds_for(corpus, encoder, "unsupervised"):
             exp = slm_experiment(at, corpus, encoder, seed=seed, lr=lr)
