@@ -53,7 +53,8 @@ def ablation(ch: BackpackChapter, corpus: EncodedCorpus, profile: str) -> tuple[
     perplexity ratio among them, and alpha's entropy per sense. Reads both variants (trained by the chapter's
     training step: `experiment.runs`) in `ch.workers` one-thread processes (the findings' thousands of tiny
     forwards)."""
-    backpacks = {scaled: experiment.trained(experiment.alpha_variant(ch, scaled), corpus, "backpack") for scaled in VARIANTS}
+    backpacks = {scaled: experiment.trained(experiment.alpha_variant(ch, scaled), corpus, "backpack")
+                 for scaled in VARIANTS}
     workers = max(1, min(ch.workers, len(VARIANTS)))
     jobs = [(ch, None if workers > 1 else corpus, profile, scaled) for scaled in VARIANTS]
     found = run_all(_variant_findings, jobs, workers=workers, threads=1, desc="alpha variants", unit="variant")

@@ -2,7 +2,7 @@
 the model store, and the Table 1 evaluations. Notebooks call these; the module is also a command for training
 in the background or under torchrun:
 
-    .venv/bin/python -m hanzilm.papers.backpack.experiment --profile cpu --model backpack          # train_or_load
+    .venv/bin/python -m hanzilm.papers.backpack.experiment --profile cpu --model backpack          # train_run
     torchrun --nproc_per_node 2 -m hanzilm.papers.backpack.experiment --profile smoke --model gpt --run-dir /tmp/x
 """
 
@@ -20,11 +20,10 @@ import torch
 
 from ...data.corpus import LMSplitConfig, load_lm_corpus, split_documents
 from ...data.vocab import CharVocab
-from ...errors import HanzilmError
 from ...profiles import Profile, get_profile
 from ... import versions
-from ...store import LOADED, Store, is_complete, load_history, load_model, load_summary, required
-from ...train import TrainConfig, best_name, snapshot_steps, train
+from ...store import Store, load_history, load_summary, required
+from ...train import TrainConfig, snapshot_steps, train
 from .backpack import Backpack, BackpackConfig
 from .cloze import ClozeCase, ClozeConfig, build_cloze, evaluate_cloze
 from .common import SensesConfig
@@ -194,15 +193,17 @@ def train_all(ch: BackpackChapter) -> None:
         train_run(ch, corpus, cfg)
 
 
-def train_run(ch: BackpackChapter, corpus: EncodedCorpus, cfg: LMConfig) -> None:
-    """Train `cfg` unless the store holds it complete; its vocabulary beside its weights, so that `hanzilm
-    senses` needs neither torch's training stack nor the corpus."""
+def train_run(ch: BackpackChapter, corpus: EncodedCorpus, cfg: LMConfig) -> bool:
+    """Train `cfg` unless the store holds it complete (True if it trained now); its vocabulary beside its
+    weights, so that `hanzilm senses` needs neither torch's training stack nor the corpus."""
     store = required(ch.store)
-    store.train(cfg, version=versions.key("backpack"), build=lambda: build(cfg, len(corpus.vocab)),
-                batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus), data=store_data(corpus))
+    trained_now = store.train(cfg, version=versions.key("backpack"), build=lambda: build(cfg, len(corpus.vocab)),
+                              batches=batches(cfg, corpus), evaluate=dev_evaluator(cfg, corpus),
+                              data=store_data(corpus))
     vocab = store.run_dir(cfg, data=store_data(corpus), version=versions.key("backpack")) / VOCAB
     if not vocab.is_file():
         corpus.vocab.save(vocab)
+    return trained_now
 
 
 def trained(ch: BackpackChapter, corpus: EncodedCorpus, model: str) -> torch.nn.Module:
@@ -312,9 +313,8 @@ def main(argv: list[str] | None = None) -> None:
     ch = configure(prof)
     corpus = load_corpus(ch)
     if a.run_dir is None:
-        train_run(ch, corpus, ch.run(a.model))
+        action = "trained" if train_run(ch, corpus, ch.run(a.model)) else "loaded"
         s = summary(ch, corpus, a.model)
-        action = LOADED[str(run_dir(ch, corpus, a.model))]["action"]
         print(f"{a.model} ({action}): best step {s['best_step']}, {s['best_metrics']}, wall {s['wall_time']:.0f} s")
         return
     cfg = ch.lm.pair()[a.model]

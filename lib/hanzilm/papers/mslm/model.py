@@ -208,13 +208,9 @@ class SegmentalLM(nn.Module):
         B, T = chars.shape
         inp = torch.cat([chars.new_full((B, 1), BOS_ID), chars, chars.new_full((B, 1), PAD_ID)], dim=1)
         inp[torch.arange(B, device=chars.device), lengths + 1] = EOS_ID           # </s> after the last char
-        emb = self.embedding(inp)
-        if not self.cfg.input_projection:
-            x = self.drop(emb)
-        elif self.cfg.encoder == "rslm":
-            x = self.drop(self.project(emb))
-        else:
-            x = self.project(emb)                          # the transformer drops out after adding positions
+        x = self.project(self.embedding(inp)) if self.cfg.input_projection else self.embedding(inp)
+        if not (self.cfg.input_projection and self.cfg.encoder != "rslm"):
+            x = self.drop(x)                               # else the transformer drops out after adding positions
         if self.cfg.encoder == "rslm":
             out, _ = self.encoder(x)                       # padding lies to the right: never read by t < n
         else:
